@@ -1,0 +1,12 @@
+"""sksoftmax: scikit-learn compatible softmax classifiers for many classes.
+
+Unbiased stochastic solvers whose cost per update does not grow with the
+number of classes, returning exact probabilities.
+"""
+
+from ._umax import UMaxSoftmaxClassifier
+from .exceptions import DivergenceError
+
+__version__ = "0.1.0.dev0"
+
+__all__ = ["UMaxSoftmaxClassifier", "DivergenceError", "__version__"]

@@ -1,0 +1,463 @@
+"""The scikit-learn contract shared by every sksoftmax classifier.
+
+:class:`BaseSoftmaxClassifier` holds validation, label encoding, the epoch
+loop (learning-rate schedules, stopping rules, verbose output, divergence
+reports), ``partial_fit`` bookkeeping and exact, memory-bounded prediction.
+A method supplies only its per-epoch Cython kernel through
+``_run_epoch`` (and, if it keeps per-row state, ``_new_row_state``).
+"""
+
+import time
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import logsumexp
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import StratifiedShuffleSplit
+from sklearn.utils import gen_batches
+from sklearn.utils._chunking import get_chunk_n_rows
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import (
+    _check_partial_fit_first_call,
+    check_classification_targets,
+)
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_is_fitted,
+    validate_data,
+)
+
+from ._dataset import make_dataset
+from ._random import RandomState
+from ._sgd_schedule import SCHEDULES
+from ._weight_matrix import make_weight_matrix
+from .exceptions import DivergenceError
+
+_FITTED_ATTRIBUTES = ("coef_", "intercept_", "classes_", "n_iter_", "t_",
+                      "loss_curve_", "n_features_in_", "feature_names_in_")
+
+
+class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
+    """Base class of the sksoftmax linear classifiers (not for direct use).
+
+    Subclasses implement ``_run_epoch(dataset, weights, y, row_state,
+    eta_epoch, t, first_visit)`` returning ``(objective_sum, weight_sum, t)``
+    and raising :class:`~sksoftmax.exceptions.DivergenceError` through
+    ``_raise_divergence``.
+    """
+
+    _parameter_constraints: dict = {
+        "eta0": [Interval(Real, 0, None, closed="neither")],
+        "learning_rate": [StrOptions(set(SCHEDULES))],
+        "decay": [Interval(Real, 0, 1, closed="right")],
+        "power_t": [Interval(Real, 0, None, closed="left")],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "fit_intercept": ["boolean"],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left"), None],
+        "shuffle": ["boolean"],
+        "random_state": ["random_state"],
+        "warm_start": ["boolean"],
+        "verbose": ["verbose"],
+        "early_stopping": ["boolean"],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    # ------------------------------------------------------------------ fit
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model, starting over unless ``warm_start=True``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; CSR and float32 are used without conversion.
+        y : array-like of shape (n_samples,)
+            Class labels, of any type ``np.unique`` can sort.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative row weights; None gives ones.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        X, y = validate_data(self, X, y, accept_sparse="csr",
+                             dtype=[np.float64, np.float32], order="C")
+        check_classification_targets(y)
+        sample_weight = _check_sample_weight(
+            sample_weight, X, dtype=np.float64, ensure_non_negative=True,
+            copy=True)
+        classes = np.unique(y)
+        if classes.shape[0] < 2:
+            raise ValueError(
+                "The training data must contain samples of at least 2 classes;"
+                f" got only the class {classes[0]!r}.")
+        warm = (self.warm_start and hasattr(self, "coef_")
+                and np.array_equal(getattr(self, "classes_", None), classes)
+                and self.coef_.shape == (classes.shape[0], X.shape[1]))
+        self.classes_ = classes
+        if not warm:
+            self._init_state(X.shape[1], X.dtype)
+            self._rng = RandomState.from_random_state(self.random_state)
+        else:
+            self._adopt_dtype(X.dtype)
+        y_enc = np.searchsorted(self.classes_, y).astype(np.intp)
+
+        X_val = None
+        if self.early_stopping:
+            train, val = self._validation_split(y_enc, sample_weight)
+            X_val, y_val, w_val = X[val], y_enc[val], sample_weight[val]
+            X, y_enc, sample_weight = X[train], y_enc[train], sample_weight[train]
+            if not sp.issparse(X):
+                X = np.ascontiguousarray(X)
+
+        row_state = getattr(self, "_row_state", None)
+        first_visit = not (warm and row_state is not None
+                           and len(row_state) == X.shape[0])
+        if first_visit:
+            row_state = self._new_row_state(X.shape[0])
+        self.t_ = 0 if not warm else self.t_
+        self._n_epochs = 0 if not warm else self._n_epochs
+        self.loss_curve_ = []
+        if self.early_stopping:
+            self.validation_loss_ = []
+
+        dataset = make_dataset(X, sample_weight)
+        order = np.arange(X.shape[0], dtype=np.intp)
+        best, n_bad = np.inf, 0
+        self.n_iter_ = 0
+        for epoch in range(self.max_iter):
+            objective = self._epoch(dataset, y_enc, row_state, order,
+                                    first_visit)
+            first_visit = False
+            self.n_iter_ += 1
+            if self.early_stopping:
+                monitored = self._log_loss(X_val, y_val, w_val)
+                self.validation_loss_.append(monitored)
+            else:
+                monitored = objective
+            if self.tol is not None:
+                n_bad = n_bad + 1 if monitored > best - self.tol else 0
+                best = min(best, monitored)
+                if n_bad >= self.n_iter_no_change:
+                    if self.verbose:
+                        print(f"Converged after {self.n_iter_} epochs")
+                    break
+        else:
+            if self.tol is not None and self.max_iter > 1:
+                warnings.warn(
+                    f"Maximum number of epochs ({self.max_iter}) reached "
+                    "before the stopping criterion; consider increasing "
+                    "max_iter or tol.", ConvergenceWarning)
+        self._row_state = row_state
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """One pass over (X, y), continuing from the current state.
+
+        Follows scikit-learn's ``SGDClassifier.partial_fit`` rules: ``classes``
+        is required on the first call (and may be repeated, unchanged, later);
+        the learning-rate schedule carries on across calls (an 'exponential'
+        schedule decays once per call); a batch whose weights are all zero
+        changes nothing. The rows are new on every call, so per-row
+        variables of the method are initialised afresh for each batch.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training batch.
+        y : array-like of shape (n_samples,)
+            Labels, all of which must be in ``classes``.
+        classes : array-like of shape (n_classes,), default=None
+            Every class of the problem; required on the first call.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative row weights; None gives ones.
+
+        Returns
+        -------
+        self : object
+            The estimator.
+        """
+        first = not hasattr(self, "coef_")
+        if first and classes is None:
+            raise ValueError(
+                "classes must be passed on the first call to partial_fit.")
+        if first:
+            # a failed earlier first call must not leave classes_ behind
+            self.classes_ = None
+        X, y = validate_data(self, X, y, accept_sparse="csr",
+                             dtype=[np.float64, np.float32], order="C",
+                             reset=first)
+        check_classification_targets(y)
+        _check_partial_fit_first_call(self, classes)
+        if self.classes_.shape[0] < 2:
+            raise ValueError("classes must hold at least 2 classes; got "
+                             f"{self.classes_!r}.")
+        unknown = np.setdiff1d(np.unique(y), self.classes_)
+        if unknown.size:
+            raise ValueError(
+                f"y contains labels not in classes {self.classes_!r}: "
+                f"{unknown[:10]!r}.")
+        sample_weight = _check_sample_weight(
+            sample_weight, X, dtype=np.float64, ensure_non_negative=True,
+            copy=True, allow_all_zero_weights=True)
+        if first:
+            self._init_state(X.shape[1], X.dtype)
+            self._rng = RandomState.from_random_state(self.random_state)
+            self.t_ = 0
+            self._n_epochs = 0
+            self.loss_curve_ = []
+            self.n_iter_ = 0
+        elif X.dtype != self.coef_.dtype:
+            X = X.astype(self.coef_.dtype)
+        if not np.any(sample_weight > 0):
+            return self
+        y_enc = np.searchsorted(self.classes_, y).astype(np.intp)
+        dataset = make_dataset(X, sample_weight)
+        order = np.arange(X.shape[0], dtype=np.intp)
+        self._epoch(dataset, y_enc, self._new_row_state(X.shape[0]), order,
+                    True)
+        self.n_iter_ = 1
+        return self
+
+    # ---------------------------------------------------------- the epoch
+    def _epoch(self, dataset, y_enc, row_state, order, first_visit):
+        """Run one kernel epoch, then record, report and fold the scale."""
+        eta_epoch = SCHEDULES[self.learning_rate].eta_for_epoch(
+            self.eta0, self.decay, self._n_epochs)
+        weights = make_weight_matrix(self.coef_, self.intercept_)
+        start = time.perf_counter()
+        try:
+            obj_sum, weight_sum, self.t_ = self._run_epoch(
+                dataset, weights, y_enc, row_state, order, eta_epoch,
+                self.t_, first_visit)
+        except DivergenceError:
+            for attr in _FITTED_ATTRIBUTES + ("_row_state",):
+                if attr not in ("n_features_in_", "feature_names_in_"):
+                    self.__dict__.pop(attr, None)
+            raise
+        finally:
+            # coef_ is the kernel's own array: fold the lazy scale back
+            weights.fold_scale()
+        seconds = time.perf_counter() - start
+        self._n_epochs += 1
+        penalty = 0.5 * self.alpha * weights.sq_norm
+        objective = obj_sum / weight_sum + penalty if weight_sum > 0 else np.nan
+        self.loss_curve_.append(objective)
+        if self.verbose:
+            rate = dataset.n_samples / seconds if seconds > 0 else np.inf
+            print(f"Epoch {self._n_epochs}: {seconds:.4f} s, objective "
+                  f"estimate {objective:.6f}, {rate:,.0f} rows/s"
+                  + self._verbose_extra())
+        return objective
+
+    def _verbose_extra(self):
+        return ""
+
+    def _raise_divergence(self, what, row, value):
+        raise DivergenceError(
+            f"{type(self).__name__} diverged in epoch {self._n_epochs + 1} "
+            f"at row {row}: {what} (value {value:.6g}). The step size is too "
+            f"large for this problem: lower eta0 (now {self.eta0:g})"
+            + self._divergence_hint() + ".")
+
+    def _divergence_hint(self):
+        return ""
+
+    # -------------------------------------------------------- state helpers
+    def _init_state(self, n_features, dtype):
+        n_classes = self.classes_.shape[0]
+        self.coef_ = np.zeros((n_classes, n_features), dtype=dtype)
+        self.intercept_ = np.zeros(n_classes, dtype=dtype)
+        self.__dict__.pop("_row_state", None)
+
+    def _adopt_dtype(self, dtype):
+        # a warm start keeps the previous solution but the dtype of the data
+        self.coef_ = np.ascontiguousarray(self.coef_, dtype=dtype)
+        self.intercept_ = np.ascontiguousarray(self.intercept_, dtype=dtype)
+
+    def _new_row_state(self, n_rows):
+        return None
+
+    def _validation_split(self, y_enc, sample_weight):
+        n_val = int(np.ceil(self.validation_fraction * y_enc.shape[0]))
+        n_classes = self.classes_.shape[0]
+        if n_val < n_classes or y_enc.shape[0] - n_val < n_classes:
+            raise ValueError(
+                f"validation_fraction={self.validation_fraction} of "
+                f"{y_enc.shape[0]} rows gives a validation or training set "
+                f"smaller than the {n_classes} classes; raise or lower it, "
+                "or set early_stopping=False.")
+        split = StratifiedShuffleSplit(test_size=self.validation_fraction,
+                                       random_state=self.random_state)
+        try:
+            return next(split.split(np.zeros_like(y_enc), y_enc))
+        except ValueError as exc:
+            raise ValueError(
+                f"early_stopping needs a stratified validation split: {exc}"
+            ) from exc
+
+    # ----------------------------------------------------------- predict
+    def _blocks(self, n_samples):
+        """Row blocks whose (rows, n_classes) temporaries fit working_memory."""
+        row_bytes = 3 * self.classes_.shape[0] * self.coef_.dtype.itemsize
+        chunk = get_chunk_n_rows(row_bytes=row_bytes, max_n_rows=n_samples)
+        return gen_batches(n_samples, max(chunk, 1))
+
+    def _scores(self, X_block):
+        scores = X_block @ self.coef_.T
+        if sp.issparse(scores):
+            scores = scores.toarray()
+        scores += self.intercept_
+        return np.asarray(scores)
+
+    def _validate_X_predict(self, X):
+        check_is_fitted(self, "coef_")
+        return validate_data(self, X, accept_sparse="csr",
+                             dtype=[np.float64, np.float32], reset=False)
+
+    def decision_function(self, X):
+        """Class scores X @ coef_.T + intercept_.
+
+        For two classes, the log-odds of ``classes_[1]`` (shape
+        (n_samples,)), as in scikit-learn's LogisticRegression.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_classes) or (n_samples,)
+        """
+        X = self._validate_X_predict(X)
+        n_classes = self.classes_.shape[0]
+        out_dtype = np.result_type(X.dtype, self.coef_.dtype)
+        if n_classes == 2:
+            out = np.empty(X.shape[0], dtype=out_dtype)
+            for rows in self._blocks(X.shape[0]):
+                s = self._scores(X[rows])
+                out[rows] = s[:, 1] - s[:, 0]
+            return out
+        out = np.empty((X.shape[0], n_classes), dtype=out_dtype)
+        for rows in self._blocks(X.shape[0]):
+            out[rows] = self._scores(X[rows])
+        return out
+
+    def predict_log_proba(self, X):
+        """Exact log-probabilities (full softmax over all classes).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Columns follow ``classes_``.
+        """
+        X = self._validate_X_predict(X)
+        out = np.empty((X.shape[0], self.classes_.shape[0]),
+                       dtype=np.result_type(X.dtype, self.coef_.dtype))
+        for rows in self._blocks(X.shape[0]):
+            s = self._scores(X[rows])
+            s -= logsumexp(s, axis=1, keepdims=True)
+            out[rows] = s
+        return out
+
+    def predict_proba(self, X):
+        """Exact class probabilities (full softmax over all classes).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Rows sum to one; columns follow ``classes_``.
+        """
+        out = self.predict_log_proba(X)
+        np.exp(out, out=out)
+        return out
+
+    def predict(self, X):
+        """Most probable class of each row.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        X = self._validate_X_predict(X)
+        idx = np.empty(X.shape[0], dtype=np.intp)
+        for rows in self._blocks(X.shape[0]):
+            idx[rows] = np.argmax(self._scores(X[rows]), axis=1)
+        return self.classes_[idx]
+
+    def _log_loss(self, X, y_enc, sample_weight=None):
+        """Exact weighted mean log-loss, block by block (no (n, K) array)."""
+        total, wsum = 0.0, 0.0
+        for rows in self._blocks(X.shape[0]):
+            s = self._scores(X[rows]).astype(np.float64, copy=False)
+            nll = logsumexp(s, axis=1) - s[np.arange(s.shape[0]), y_enc[rows]]
+            w = (np.ones(s.shape[0]) if sample_weight is None
+                 else sample_weight[rows])
+            total += float(nll @ w)
+            wsum += float(w.sum())
+        return total / wsum
+
+    def log_loss(self, X, y, sample_weight=None):
+        """Exact mean log-loss of (X, y), computed without an (n, K) array.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Labels, all in ``classes_``.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        loss : float
+            Weighted mean of -log p(y_i | x_i).
+        """
+        X = self._validate_X_predict(X)
+        y = np.asarray(y)
+        idx = np.searchsorted(self.classes_, y)
+        idx[idx == self.classes_.shape[0]] = 0
+        if not np.array_equal(self.classes_[idx], y):
+            raise ValueError("y contains labels not in classes_.")
+        sw = None if sample_weight is None else _check_sample_weight(
+            sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        return self._log_loss(X, idx, sw)
+
+    def objective(self, X, y, sample_weight=None):
+        """Exact penalised training objective: log_loss + alpha/2 ||coef_||^2.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        objective : float
+        """
+        coef = self.coef_.astype(np.float64).ravel()
+        return self.log_loss(X, y, sample_weight) + 0.5 * self.alpha * (coef @ coef)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

@@ -1,0 +1,119 @@
+# The one random number generator of the package: xoshiro256** (Blackman &
+# Vigna 2018) seeded through splitmix64. Everything here is inline and nogil so
+# that kernels draw numbers inside their per-row loops without touching Python.
+from libc.stdint cimport uint64_t
+
+
+ctypedef struct rng_state:
+    uint64_t s0
+    uint64_t s1
+    uint64_t s2
+    uint64_t s3
+
+
+cdef inline uint64_t _rotl(uint64_t x, int k) noexcept nogil:
+    return (x << k) | (x >> (64 - k))
+
+
+cdef inline uint64_t _splitmix64(uint64_t* x) noexcept nogil:
+    x[0] += <uint64_t>0x9E3779B97F4A7C15ULL
+    cdef uint64_t z = x[0]
+    z = (z ^ (z >> 30)) * <uint64_t>0xBF58476D1CE4E5B9ULL
+    z = (z ^ (z >> 27)) * <uint64_t>0x94D049BB133111EBULL
+    return z ^ (z >> 31)
+
+
+cdef inline void rng_seed(rng_state* st, uint64_t seed) noexcept nogil:
+    # splitmix64 spreads any seed (0 included) over the 256-bit state, which
+    # xoshiro needs to be non-zero.
+    cdef uint64_t x = seed
+    st.s0 = _splitmix64(&x)
+    st.s1 = _splitmix64(&x)
+    st.s2 = _splitmix64(&x)
+    st.s3 = _splitmix64(&x)
+
+
+cdef inline uint64_t rng_next(rng_state* st) noexcept nogil:
+    cdef uint64_t result = _rotl(st.s1 * 5, 7) * 9
+    cdef uint64_t t = st.s1 << 17
+    st.s2 ^= st.s0
+    st.s3 ^= st.s1
+    st.s1 ^= st.s2
+    st.s0 ^= st.s3
+    st.s2 ^= t
+    st.s3 = _rotl(st.s3, 45)
+    return result
+
+
+cdef inline double rng_uniform(rng_state* st) noexcept nogil:
+    """Uniform double in [0, 1) with 53 random bits."""
+    return <double>(rng_next(st) >> 11) * (1.0 / 9007199254740992.0)
+
+
+cdef inline Py_ssize_t rng_randint(rng_state* st, Py_ssize_t n) noexcept nogil:
+    """Uniform integer in [0, n), n >= 1, without modulo bias.
+
+    Draws below 2**64 mod n are rejected so that every residue is equally
+    likely; the rejection probability is below n / 2**64.
+    """
+    cdef uint64_t un = <uint64_t>n
+    cdef uint64_t threshold = (<uint64_t>0 - un) % un
+    cdef uint64_t r = rng_next(st)
+    while r < threshold:
+        r = rng_next(st)
+    return <Py_ssize_t>(r % un)
+
+
+cdef inline void rng_shuffle(rng_state* st, Py_ssize_t* a, Py_ssize_t n) noexcept nogil:
+    """Fisher-Yates shuffle of a[0:n] in place."""
+    cdef Py_ssize_t i, j, tmp
+    for i in range(n - 1, 0, -1):
+        j = rng_randint(st, i + 1)
+        tmp = a[i]
+        a[i] = a[j]
+        a[j] = tmp
+
+
+cdef inline void sample_classes_with_replacement(
+        rng_state* st, Py_ssize_t n_classes, Py_ssize_t exclude,
+        Py_ssize_t m, Py_ssize_t* out) noexcept nogil:
+    """m classes drawn uniformly, with replacement, from {0..K-1} minus exclude.
+
+    Needs n_classes >= 2. Drawing from K-1 values and stepping over
+    ``exclude`` keeps one draw per class (no rejection loop).
+    """
+    cdef Py_ssize_t j, r
+    for j in range(m):
+        r = rng_randint(st, n_classes - 1)
+        if r >= exclude:
+            r += 1
+        out[j] = r
+
+
+cdef inline void sample_classes_without_replacement(
+        rng_state* st, Py_ssize_t n_classes, Py_ssize_t exclude,
+        Py_ssize_t m, Py_ssize_t* out) noexcept nogil:
+    """m distinct classes drawn uniformly from {0..K-1} minus exclude.
+
+    Floyd's algorithm: one draw per output and O(m^2) membership tests,
+    whatever K is. Needs 1 <= m <= K - 1.
+    """
+    cdef Py_ssize_t n = n_classes - 1
+    cdef Py_ssize_t j, t, q, filled = 0
+    cdef bint seen
+    for j in range(n - m, n):
+        t = rng_randint(st, j + 1)
+        seen = False
+        for q in range(filled):
+            if out[q] == t:
+                seen = True
+                break
+        out[filled] = j if seen else t
+        filled += 1
+    for j in range(m):
+        if out[j] >= exclude:
+            out[j] += 1
+
+
+cdef class RandomState:
+    cdef rng_state state

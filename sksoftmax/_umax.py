@@ -1,0 +1,204 @@
+"""U-max: unbiased SGD on the double-sum softmax (Fagan & Iyengar 2018)."""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval
+
+from ._base import BaseSoftmaxClassifier
+from ._sgd_schedule import SCHEDULES
+from ._umax_fast import umax_epoch32, umax_epoch64
+
+_STATUS_OVERFLOW, _STATUS_NONFINITE = 1, 2
+
+
+class UMaxSoftmaxClassifier(BaseSoftmaxClassifier):
+    """Softmax regression fitted by U-max (Fagan & Iyengar 2018, Alg. 2).
+
+    Minimises the mean log-loss ``-log p(y_i | x_i)`` of a linear softmax
+    model plus ``alpha / 2 * ||coef_||_F^2`` through its double-sum
+    formulation (eq. 5): one auxiliary variable ``u_i`` per training row
+    stands for the row's log-normaliser, so that each step samples one row and
+    ``n_sampled_classes`` classes and costs O(n_sampled_classes * nnz(x_i)),
+    whatever the number of classes. The stochastic gradient is unbiased, and
+    U-max keeps it bounded by raising ``u_i`` to
+    ``log(1 + sum_j exp(x_i.(w_kj - w_yi)))`` whenever ``u_i`` lies more than
+    ``delta`` below that value (Sec. 3.2). ``predict_proba`` is the exact
+    softmax over all classes.
+
+    Parameters
+    ----------
+    n_sampled_classes : int, default=5
+        Classes m drawn (uniformly, with replacement, never the true class)
+        per row and step; the paper's m = 5.
+    delta : float or None, default=1.0
+        U-max threshold; ``None`` turns the increase of ``u_i`` off, which is
+        plain SGD on the double sum (the paper's "vanilla" baseline, known to
+        overflow at large ``eta0``).
+    eta0 : float, default=0.1
+        Initial learning rate. The paper scales its loss by N and its rate by
+        1/N; here the loss is per row and ``eta0`` is used as it is (the
+        paper's eta0 * N), so its Table 2 values carry over unchanged.
+    learning_rate : {'exponential', 'constant', 'invscaling'}, \
+            default='exponential'
+        'exponential': ``eta0 * decay**epoch`` (the paper's protocol; in
+        ``partial_fit`` one call counts as one epoch); 'constant': ``eta0``;
+        'invscaling': ``eta0 / t**power_t`` with t the rows seen.
+    decay : float, default=0.9
+        Per-epoch factor of the 'exponential' schedule.
+    power_t : float, default=0.5
+        Exponent of the 'invscaling' schedule.
+    alpha : float, default=0.0
+        L2 penalty on ``coef_`` (not on ``intercept_``). It shrinks all of W
+        at every step, in O(1) through a lazy global scale: the exact gradient
+        of ``alpha/2 ||W||^2``, where the paper instead penalises only the two
+        sampled classes, reweighted by beta_j (eq. 6); both are unbiased. With
+        ``alpha > 0`` the iterates are also projected onto the set of App. B:
+        ``||coef_||_F <= B_W = sqrt(2 log K / alpha)`` and
+        ``0 <= u_i <= B_u`` with ``B_u = log(1 + (K-1) exp(2 B_x B_W))``
+        (``fit_intercept=False``) or, bounding the row's log-loss by the
+        objective at zero, ``sum(s) log K / s_i``.
+    fit_intercept : bool, default=True
+        Learn unpenalised class intercepts.
+    max_iter : int, default=50
+        Epochs over the training data in ``fit``.
+    tol : float or None, default=1e-3
+        Stop when the monitored loss (the running objective estimate, or the
+        validation log-loss with ``early_stopping``) has not improved by
+        ``tol`` for ``n_iter_no_change`` epochs. None: run ``max_iter``.
+    shuffle : bool, default=True
+        Visit rows in a new random order each epoch.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the row order and the class sampling.
+    warm_start : bool, default=False
+        Start ``fit`` from the previous ``coef_`` / ``intercept_`` (and the
+        previous ``u`` when the data have as many rows as before).
+    verbose : int, default=0
+        Print one line per epoch.
+    early_stopping : bool, default=False
+        Hold out a stratified ``validation_fraction`` of the rows and stop on
+        their exact log-loss.
+    validation_fraction : float, default=0.1
+        Share of rows held out by ``early_stopping``.
+    n_iter_no_change : int, default=5
+        Epochs without improvement before stopping.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    coef_ : ndarray of shape (n_classes, n_features)
+        One weight row per class (two rows for two classes, unlike
+        LogisticRegression's one), dtype of the training data.
+    intercept_ : ndarray of shape (n_classes,)
+        Class intercepts (zeros if ``fit_intercept=False``).
+    n_iter_ : int
+        Epochs run by the last ``fit`` (1 after ``partial_fit``).
+    t_ : int
+        Rows processed since the model was created (schedules use it).
+    loss_curve_ : list of float
+        Per epoch, the mean over the epoch's rows of the sampled double-sum
+        terms (an unbiased estimate of the double-sum objective at the
+        visited iterates, an upper estimate of the log-loss) plus the
+        penalty: it costs nothing beyond the step itself.
+    validation_loss_ : list of float
+        Exact validation log-loss per epoch (``early_stopping`` only).
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Feature names, when X has string column names.
+
+    Notes
+    -----
+    The per-row variables ``u`` (one float64 per training row) persist across
+    the epochs of ``fit`` and across warm-started fits on data of the same
+    length. In ``partial_fit`` the rows are new on each call: each arriving
+    row's ``u_i`` is set by the U-max rule from its sampled classes,
+    ``u_i = log(1 + sum_j exp(x_i.(w_kj - w_yi)))``, before its first step
+    (``fit`` does the same in its first epoch).
+
+    References
+    ----------
+    F. Fagan, G. Iyengar, "Unbiased scalable softmax optimization",
+    arXiv:1803.08577, 2018.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sksoftmax import UMaxSoftmaxClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = UMaxSoftmaxClassifier(random_state=0).fit(X, y)
+    >>> clf.predict_proba(X[:1]).shape
+    (1, 3)
+    """
+
+    _parameter_constraints: dict = {
+        **BaseSoftmaxClassifier._parameter_constraints,
+        "n_sampled_classes": [Interval(Integral, 1, None, closed="left")],
+        "delta": [Interval(Real, 0, None, closed="neither"), None],
+    }
+
+    def __init__(self, n_sampled_classes=5, delta=1.0, *, eta0=0.1,
+                 learning_rate="exponential", decay=0.9, power_t=0.5,
+                 alpha=0.0, fit_intercept=True, max_iter=50, tol=1e-3,
+                 shuffle=True, random_state=None, warm_start=False,
+                 verbose=0, early_stopping=False, validation_fraction=0.1,
+                 n_iter_no_change=5):
+        self.n_sampled_classes = n_sampled_classes
+        self.delta = delta
+        self.eta0 = eta0
+        self.learning_rate = learning_rate
+        self.decay = decay
+        self.power_t = power_t
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.tol = tol
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.warm_start = warm_start
+        self.verbose = verbose
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+
+    def _new_row_state(self, n_rows):
+        return np.zeros(n_rows, dtype=np.float64)
+
+    def _bounds(self, dataset):
+        """B_W, B_u and sum(s) log K of App. B (per-row loss), or infinities."""
+        if self.alpha <= 0:
+            return np.inf, np.inf, np.inf
+        n_classes = self.classes_.shape[0]
+        bound_w = np.sqrt(2.0 * np.log(n_classes) / self.alpha)
+        bound_u = np.inf
+        if not self.fit_intercept:
+            b_x = np.sqrt(dataset.row_sq_norms.max(initial=0.0))
+            bound_u = np.logaddexp(0.0, np.log(n_classes - 1) + 2 * b_x * bound_w)
+        return bound_w, bound_u, dataset.weights.sum() * np.log(n_classes)
+
+    def _run_epoch(self, dataset, weights, y_enc, u, order, eta_epoch, t,
+                   first_visit):
+        kernel = umax_epoch64 if self.coef_.dtype == np.float64 else umax_epoch32
+        bound_w, bound_u, weight_log_k = self._bounds(dataset)
+        status, obj_sum, weight_sum, t, row, value = kernel(
+            dataset, weights, y_enc, u, self._rng, order,
+            self.n_sampled_classes,
+            1.0 if self.delta is None else float(self.delta),
+            self.delta is None, first_visit,
+            SCHEDULES[self.learning_rate].code, eta_epoch, self.eta0,
+            self.power_t, t, self.alpha, bound_w, bound_u, weight_log_k,
+            self.fit_intercept, self.shuffle)
+        if status == _STATUS_OVERFLOW:
+            self._raise_divergence(
+                "the exponent x.(w_k - w_y) - u would overflow", row, value)
+        if status == _STATUS_NONFINITE:
+            self._raise_divergence("u, a class score or ||W|| is not finite",
+                                   row, value)
+        return obj_sum, weight_sum, t
+
+    def _divergence_hint(self):
+        if self.delta is None:
+            return (", or use U-max (delta=1.0) instead of plain double-sum "
+                    "SGD (delta=None), whose gradients are unbounded")
+        return ", or lower delta"
