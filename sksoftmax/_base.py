@@ -96,7 +96,7 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         if classes.shape[0] < 2:
             raise ValueError(
                 "The training data must contain samples of at least 2 classes;"
-                f" got only the class {classes[0]!r}.")
+                f" got one class only: {classes[0]!r}.")
         warm = (self.warm_start and hasattr(self, "coef_")
                 and np.array_equal(getattr(self, "classes_", None), classes)
                 and self.coef_.shape == (classes.shape[0], X.shape[1]))

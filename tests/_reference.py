@@ -1,0 +1,82 @@
+"""Plain NumPy references of the kernels, for the tests.
+
+Each function repeats, slowly and densely, exactly the arithmetic of one
+Cython kernel, drawing its random numbers from a copy of the kernel's
+generator through the same primitives, so the two can be compared to
+rounding error.
+"""
+import pickle
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def clone_rng(rng):
+    """An independent generator in the same state."""
+    return pickle.loads(pickle.dumps(rng))
+
+
+def dense(X):
+    return X.toarray() if sp.issparse(X) else np.asarray(X)
+
+
+def umax_epoch_reference(X, y, sw, W, b, u, rng, *, m, delta, vanilla,
+                         init_u, eta_epoch, eta0=None, power_t=0.5,
+                         schedule="constant", t=0, alpha=0.0,
+                         bound_w=np.inf, bound_u=np.inf, weight_log_k=np.inf,
+                         fit_intercept=True, shuffle=True):
+    """One epoch of Alg. 2 of Fagan & Iyengar (2018) on the per-row loss.
+
+    Returns (W, b, u, objective_sum, weight_sum, t), all new arrays.
+    """
+    X = dense(X).astype(np.float64)
+    W, b, u = W.astype(np.float64), b.astype(np.float64), u.astype(np.float64)
+    n, K = X.shape[0], W.shape[0]
+    ratio = (K - 1) / m
+    order = rng.permutation(n) if shuffle else np.arange(n)
+    obj, wsum = 0.0, 0.0
+    for i in order:
+        t += 1
+        eta = eta0 / t**power_t if schedule == "invscaling" else eta_epoch
+        ks = rng.sample_classes(K, y[i], m, True)
+        x, s = X[i], sw[i]
+        scores = W @ x + b
+        d = scores[ks] - scores[y[i]]
+        lse = np.logaddexp.reduce(np.concatenate([[0.0], d]))
+        ui = u[i]
+        if init_u or (not vanilla and ui < lse - delta):
+            ui = lse
+        e = np.exp(d - ui)
+        total = e.sum()
+        obj += s * (ui + np.exp(-ui) + ratio * total - 1)
+        wsum += s
+        if s != 0:
+            grad_W = np.zeros_like(W)
+            grad_b = np.zeros_like(b)
+            for j, k in enumerate(ks):
+                grad_W[k] += ratio * e[j] * x
+                grad_b[k] += ratio * e[j]
+            grad_W[y[i]] -= ratio * total * x
+            grad_b[y[i]] -= ratio * total
+            W = max(0.0, 1 - eta * alpha * s) * W - eta * s * grad_W
+            if fit_intercept:
+                b = b - eta * s * grad_b
+            ui = ui - eta * s * (1 - np.exp(-ui) - ratio * total)
+        ui = max(ui, 0.0)
+        if alpha > 0:
+            ui = min(ui, bound_u, weight_log_k / s if s > 0 else np.inf)
+            norm = np.linalg.norm(W)
+            if norm > bound_w:
+                W = W * (bound_w / norm)
+        u[i] = ui
+    return W, b, u, obj, wsum, t
+
+
+def softmax_objective(W, b, X, y, alpha, sw=None):
+    """Exact weighted mean log-loss plus alpha/2 ||W||^2."""
+    S = dense(X) @ W.T + b
+    S = S - S.max(axis=1, keepdims=True)
+    logp = S - np.log(np.exp(S).sum(axis=1, keepdims=True))
+    nll = -logp[np.arange(len(y)), y]
+    sw = np.ones(len(y)) if sw is None else sw
+    return nll @ sw / sw.sum() + 0.5 * alpha * np.sum(W * W)
