@@ -15,6 +15,16 @@ from setuptools import Extension, setup
 HERE = Path(__file__).parent
 PKG = HERE / "sksoftmax"
 CHECKS = os.environ.get("SKSOFTMAX_CYTHON_CHECKS", "0") not in ("", "0")
+# The C files of the last build remember its directives; a switch between the
+# checked and the optimised build must regenerate them all.
+MODE_STAMP = PKG / ".cython-checks"
+
+
+def mode_changed():
+    mode = "1" if CHECKS else "0"
+    old = MODE_STAMP.read_text() if MODE_STAMP.exists() else None
+    MODE_STAMP.write_text(mode)
+    return old != mode
 
 
 def expand_templates():
@@ -55,7 +65,7 @@ setup(
     ext_modules=cythonize(
         extensions(),
         compiler_directives=directives,
-        force=CHECKS,
+        force=mode_changed(),
         build_dir=None,
     ),
 )

@@ -129,31 +129,37 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
 
         dataset = make_dataset(X, sample_weight)
         order = np.arange(X.shape[0], dtype=np.intp)
+        weights = self._weight_matrix(fresh=not warm)
         best, n_bad = np.inf, 0
         self.n_iter_ = 0
-        for epoch in range(self.max_iter):
-            objective = self._epoch(dataset, y_enc, row_state, order,
-                                    first_visit)
-            first_visit = False
-            self.n_iter_ += 1
-            if self.early_stopping:
-                monitored = self._log_loss(X_val, y_val, w_val)
-                self.validation_loss_.append(monitored)
+        try:
+            for epoch in range(self.max_iter):
+                objective = self._epoch(dataset, weights, y_enc, row_state,
+                                        order, first_visit)
+                first_visit = False
+                self.n_iter_ += 1
+                if self.early_stopping:
+                    weights.fold_scale()
+                    monitored = self._log_loss(X_val, y_val, w_val)
+                    self.validation_loss_.append(monitored)
+                else:
+                    monitored = objective
+                if self.tol is not None:
+                    n_bad = n_bad + 1 if monitored > best - self.tol else 0
+                    best = min(best, monitored)
+                    if n_bad >= self.n_iter_no_change:
+                        if self.verbose:
+                            print(f"Converged after {self.n_iter_} epochs")
+                        break
             else:
-                monitored = objective
-            if self.tol is not None:
-                n_bad = n_bad + 1 if monitored > best - self.tol else 0
-                best = min(best, monitored)
-                if n_bad >= self.n_iter_no_change:
-                    if self.verbose:
-                        print(f"Converged after {self.n_iter_} epochs")
-                    break
-        else:
-            if self.tol is not None and self.max_iter > 1:
-                warnings.warn(
-                    f"Maximum number of epochs ({self.max_iter}) reached "
-                    "before the stopping criterion; consider increasing "
-                    "max_iter or tol.", ConvergenceWarning)
+                if self.tol is not None and self.max_iter > 1:
+                    warnings.warn(
+                        f"Maximum number of epochs ({self.max_iter}) reached "
+                        "before the stopping criterion; consider increasing "
+                        "max_iter or tol.", ConvergenceWarning)
+        finally:
+            # coef_ is the kernel's own array: fold the lazy scale back once
+            weights.fold_scale()
         self._row_state = row_state
         return self
 
@@ -221,17 +227,29 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         y_enc = np.searchsorted(self.classes_, y).astype(np.intp)
         dataset = make_dataset(X, sample_weight)
         order = np.arange(X.shape[0], dtype=np.intp)
-        self._epoch(dataset, y_enc, self._new_row_state(X.shape[0]), order,
-                    True)
+        weights = self._weight_matrix(fresh=first)
+        try:
+            self._epoch(dataset, weights, y_enc,
+                        self._new_row_state(X.shape[0]), order, True)
+        finally:
+            weights.fold_scale()
         self.n_iter_ = 1
         return self
 
     # ---------------------------------------------------------- the epoch
-    def _epoch(self, dataset, y_enc, row_state, order, first_visit):
-        """Run one kernel epoch, then record, report and fold the scale."""
+    def _weight_matrix(self, fresh):
+        """Wrap coef_ / intercept_ (no copy) for the kernels.
+
+        ||W||^2 is needed only for the penalty (alpha > 0); computing it is
+        O(K D), so it is skipped when W is known to be zero or unused.
+        """
+        sq_norm = None if (not fresh and self.alpha > 0) else 0.0
+        return make_weight_matrix(self.coef_, self.intercept_, sq_norm)
+
+    def _epoch(self, dataset, weights, y_enc, row_state, order, first_visit):
+        """Run one kernel epoch, then record and report it."""
         eta_epoch = SCHEDULES[self.learning_rate].eta_for_epoch(
             self.eta0, self.decay, self._n_epochs)
-        weights = make_weight_matrix(self.coef_, self.intercept_)
         start = time.perf_counter()
         try:
             obj_sum, weight_sum, self.t_ = self._run_epoch(
@@ -242,9 +260,6 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
                 if attr not in ("n_features_in_", "feature_names_in_"):
                     self.__dict__.pop(attr, None)
             raise
-        finally:
-            # coef_ is the kernel's own array: fold the lazy scale back
-            weights.fold_scale()
         seconds = time.perf_counter() - start
         self._n_epochs += 1
         penalty = 0.5 * self.alpha * weights.sq_norm
