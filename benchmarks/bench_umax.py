@@ -1,0 +1,212 @@
+"""U-max speed and memory, beside scikit-learn's solvers in the same run.
+
+Prints, for Bibtex (../shared/data, Fagan & Iyengar's protocol: first label,
+unit L2 rows) and for a synthetic planted-softmax problem:
+
+- U-max's time per epoch (median over epochs 2..50, from its verbose lines)
+  and its exact training log-loss after 1, 10 and 50 epochs;
+- per-epoch times of SGDClassifier(loss="log_loss") and
+  LogisticRegression(solver="saga") measured in the same run, and the ratios;
+
+then U-max's per-epoch time and peak memory at n_classes = 100 ... 100,000
+with rows, features and nonzeros per row fixed, each size in a fresh
+subprocess so that peak RSS belongs to that fit alone.
+
+Targets (issue 2): on Bibtex U-max per epoch <= 1/10 of SGDClassifier's and
+<= 25 ms; time at 100,000 classes <= 2x the time at 100; peak memory during
+fit <= 1.5x the size of X plus W. The script prints PASS/FAIL per target and
+exits 1 if one fails.
+
+Usage::
+
+    python benchmarks/bench_umax.py [--quick]
+"""
+import argparse
+import contextlib
+import io
+import json
+import re
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression, SGDClassifier
+
+from sksoftmax import UMaxSoftmaxClassifier
+from sksoftmax.datasets import load_bibtex, make_softmax_classification
+
+warnings.simplefilter("ignore", ConvergenceWarning)
+EPOCH_LINE = re.compile(r"^Epoch (\d+): ([\d.]+) s")
+
+
+def fit_verbose(clf, X, y):
+    """Fit with verbose=1 and return the per-epoch kernel seconds."""
+    clf.set_params(verbose=1)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        clf.fit(X, y)
+    clf.set_params(verbose=0)
+    return [float(m.group(2)) for m in map(EPOCH_LINE.match,
+                                           buf.getvalue().splitlines()) if m]
+
+
+def umax_curve(X, y, eta0, seed=0):
+    """Per-epoch seconds and the exact training log-loss after 1, 10, 50.
+
+    One run of 50 epochs continued through warm starts (the schedule, u and
+    the random stream carry over), so the three losses come from one path.
+    """
+    clf = UMaxSoftmaxClassifier(eta0=eta0, tol=None, random_state=seed,
+                                warm_start=True)
+    seconds, losses = [], {}
+    done = 0
+    for upto in (1, 10, 50):
+        clf.set_params(max_iter=upto - done)
+        seconds += fit_verbose(clf, X, y)
+        done = upto
+        losses[upto] = clf.log_loss(X, y)
+    return seconds, losses
+
+
+def per_epoch(make, X, y, epochs):
+    clf = make(epochs)
+    start = time.perf_counter()
+    clf.fit(X, y)
+    return (time.perf_counter() - start) / epochs
+
+
+def compare_on(name, X, y, eta0, sk_epochs):
+    print(f"\n== {name}: {X.shape[0]} rows, {X.shape[1]} features, "
+          f"{np.unique(y).shape[0]} classes, {X.nnz / X.shape[0]:.1f} nnz/row")
+    seconds, losses = umax_curve(X, y, eta0)
+    umax_epoch = float(np.median(seconds[1:]))
+    sgd = per_epoch(lambda e: SGDClassifier(loss="log_loss", max_iter=e,
+                                            tol=None, random_state=0),
+                    X, y, sk_epochs)
+    saga = per_epoch(lambda e: LogisticRegression(solver="saga", max_iter=e,
+                                                  tol=1e-12),
+                     X, y, sk_epochs)
+    print(f"{'method':<34}{'s/epoch':>10}{'ratio to U-max':>16}")
+    print(f"{'U-max m=5 (sksoftmax)':<34}{umax_epoch:>10.4f}{1.0:>16.1f}")
+    print(f"{'SGDClassifier log_loss (OvR)':<34}{sgd:>10.4f}"
+          f"{sgd / umax_epoch:>16.1f}")
+    print(f"{'LogisticRegression saga':<34}{saga:>10.4f}"
+          f"{saga / umax_epoch:>16.1f}")
+    print("U-max exact training log-loss: " + ", ".join(
+        f"{k} epochs {v:.4f}" for k, v in losses.items()))
+    return umax_epoch, sgd
+
+
+def child(n_classes, n_samples, n_features, density, epochs):
+    """Run in a subprocess: one fit, print per-epoch time and peak memory."""
+    X, y = make_softmax_classification(
+        n_samples=n_samples, n_features=n_features, n_classes=n_classes,
+        density=density, random_state=0)
+    x_bytes = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+    w_bytes = n_classes * n_features * X.dtype.itemsize
+    before = _reset_peak_rss()
+    seconds = fit_verbose(UMaxSoftmaxClassifier(max_iter=epochs, tol=None,
+                                                random_state=0), X, y)
+    peak = _peak_rss_bytes()
+    print(json.dumps({
+        "n_classes": n_classes, "epoch_s": float(np.median(seconds[1:])),
+        "fit_peak_bytes": max(peak - before, 0) + x_bytes,
+        "x_plus_w_bytes": x_bytes + w_bytes,
+        "nnz_per_row": X.nnz / X.shape[0]}))
+
+
+def _status_kb(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError(f"{field} not in /proc/self/status")
+
+
+def _reset_peak_rss():
+    """Reset the kernel's peak-RSS mark (VmHWM) and return the current RSS.
+
+    Writing 5 to clear_refs resets VmHWM (Linux >= 4.0), so the peak read
+    after the fit is the fit's own, not the data generator's.
+    """
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+    return _status_kb("VmRSS")
+
+
+def _peak_rss_bytes():
+    return _status_kb("VmHWM")
+
+
+def scaling(sizes, n_samples, n_features, density, epochs):
+    print(f"\n== scaling in n_classes: {n_samples} rows, {n_features} "
+          f"features, density {density}, {epochs} epochs per size")
+    print(f"{'n_classes':>10}{'s/epoch':>10}{'vs 100':>8}{'nnz/row':>9}"
+          f"{'peak MB':>9}{'X+W MB':>8}{'ratio':>7}")
+    rows = []
+    for k in sizes:
+        out = subprocess.run(
+            [sys.executable, __file__, "--child", str(k), str(n_samples),
+             str(n_features), str(density), str(epochs)],
+            capture_output=True, text=True, check=True).stdout
+        r = json.loads(out.strip().splitlines()[-1])
+        rows.append(r)
+        base = rows[0]["epoch_s"]
+        print(f"{k:>10}{r['epoch_s']:>10.4f}{r['epoch_s'] / base:>8.2f}"
+              f"{r['nnz_per_row']:>9.1f}{r['fit_peak_bytes'] / 2**20:>9.1f}"
+              f"{r['x_plus_w_bytes'] / 2**20:>8.1f}"
+              f"{r['fit_peak_bytes'] / r['x_plus_w_bytes']:>7.2f}")
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="smaller synthetic problems")
+    parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        k, n, d, dens, e = args.child
+        return child(int(k), int(n), int(d), float(dens), int(e))
+
+    import numpy, scipy, sklearn, sksoftmax  # noqa: E401
+    print(f"numpy {numpy.__version__}, scipy {scipy.__version__}, "
+          f"scikit-learn {sklearn.__version__}, sksoftmax "
+          f"{sksoftmax.__version__}; seeds 0")
+    checks = []
+    try:
+        X, y, _, _ = load_bibtex(normalize=True)
+    except FileNotFoundError as exc:
+        print(f"Bibtex skipped: {exc}")
+    else:
+        umax_s, sgd_s = compare_on("Bibtex", X, y, eta0=0.1, sk_epochs=5)
+        checks.append(("Bibtex: U-max s/epoch <= SGDClassifier / 10",
+                       umax_s <= sgd_s / 10, f"{umax_s:.4f} vs {sgd_s:.4f}"))
+        checks.append(("Bibtex: U-max s/epoch <= 0.025", umax_s <= 0.025,
+                       f"{umax_s * 1000:.1f} ms"))
+
+    n_syn = 5000 if args.quick else 20000
+    X, y = make_softmax_classification(n_samples=n_syn, n_features=2000,
+                                       n_classes=1000, density=0.005,
+                                       random_state=0)
+    compare_on("synthetic planted softmax", X, y, eta0=0.1, sk_epochs=2)
+
+    rows = scaling([100, 1000, 10000, 100000], n_samples=n_syn,
+                   n_features=1000, density=0.02, epochs=6)
+    ratio = rows[-1]["epoch_s"] / rows[0]["epoch_s"]
+    checks.append(("s/epoch at 100,000 classes <= 2x at 100", ratio <= 2.0,
+                   f"{ratio:.2f}x"))
+    mem = max(r["fit_peak_bytes"] / r["x_plus_w_bytes"] for r in rows)
+    checks.append(("peak memory during fit <= 1.5 (X + W)", mem <= 1.5,
+                   f"worst {mem:.2f}x"))
+    print()
+    for name, ok, value in checks:
+        print(f"{'PASS' if ok else 'FAIL'}  {name}: {value}")
+    return 0 if all(ok for _, ok, _ in checks) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
