@@ -1,0 +1,75 @@
+# Numerically safe special functions for the kernels, all inline and nogil.
+from libc.math cimport exp, log, log1p, fabs, isnan, INFINITY
+
+
+cdef inline double log1pexp(double x) noexcept nogil:
+    """log(1 + e^x) for any x, without overflow or cancellation."""
+    if x > 36.0:
+        # log1p(e^-x) = e^-x to double precision here
+        return x + exp(-x)
+    if x < -37.0:
+        # log1p(e^x) = e^x (1 - e^x / 2 + ...) and e^x < 1e-16
+        return exp(x)
+    return log1p(exp(x))
+
+
+cdef inline double logaddexp(double a, double b) noexcept nogil:
+    """log(e^a + e^b), also for infinite a or b."""
+    if a == b:
+        return a + 0.6931471805599453   # log 2; also covers a = b = +-inf
+    if a > b:
+        return a + log1pexp(b - a)
+    return b + log1pexp(a - b)
+
+
+cdef inline double logsumexp(const double* a, Py_ssize_t n) noexcept nogil:
+    """log(sum_i e^{a_i}) with the max shift; -inf for n == 0."""
+    cdef Py_ssize_t i
+    cdef double m = -INFINITY, s = 0.0
+    for i in range(n):
+        if a[i] > m or isnan(a[i]):
+            m = a[i]
+    if n == 0 or m == INFINITY or m == -INFINITY or isnan(m):
+        return m
+    for i in range(n):
+        s += exp(a[i] - m)
+    return m + log(s)
+
+
+cdef inline double wright_omega(double x) noexcept nogil:
+    """Wright omega: the w > 0 with w + log w = x, i.e. W_0(e^x).
+
+    Evaluated from x, never forming e^x where it could overflow (x can be
+    1e6). Initial guesses by region as in Lawrence, Corless & Jeffrey (2012,
+    ACM TOMS Algorithm 917), refined by at most three fourth-order
+    Fritsch-Shafer-Crowley steps on r = x - w - log w; relative error below
+    1e-15 in practice.
+    """
+    cdef double w, r, q, t, wp1
+    cdef int it
+    if isnan(x):
+        return x
+    if x == INFINITY:
+        return x
+    if x < -36.0:
+        # W(z) = z - z^2 + ...: e^x alone is exact to double precision
+        return exp(x)
+    if x <= -2.0:
+        t = exp(x)
+        w = t * (1.0 - t * (1.0 - 1.5 * t))
+    elif x <= 1.0:
+        t = x - 1.0
+        # Taylor series of omega around x = 1, where omega(1) = 1
+        w = 1.0 + t * (0.5 + t * (1.0 / 16.0 + t * (-1.0 / 192.0
+                      + t * (-1.0 / 3072.0 + t * 13.0 / 61440.0))))
+    else:
+        t = log(x)
+        w = x - t + t / x
+    for it in range(3):
+        r = x - w - log(w)
+        if fabs(r) <= 1e-17 * (1.0 + fabs(x)):
+            break
+        wp1 = 1.0 + w
+        q = 2.0 * wp1 * (wp1 + (2.0 / 3.0) * r)
+        w = w * (1.0 + (r / wp1) * (q - r) / (q - 2.0 * r))
+    return w

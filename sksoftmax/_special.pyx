@@ -1,0 +1,90 @@
+"""Vectorised Python access to the special functions of _special.pxd."""
+import numpy as np
+
+
+def _apply(fun_code, x):
+    arr = np.ascontiguousarray(x, dtype=np.float64)
+    flat = arr.reshape(-1)
+    out = np.empty_like(flat)
+    cdef const double[::1] xv = flat
+    cdef double[::1] ov = out
+    cdef Py_ssize_t i
+    cdef int code = fun_code
+    with nogil:
+        for i in range(xv.shape[0]):
+            if code == 0:
+                ov[i] = log1pexp(xv[i])
+            else:
+                ov[i] = wright_omega(xv[i])
+    return out.reshape(arr.shape)
+
+
+def log1pexp_array(x):
+    """log(1 + exp(x)) elementwise, safe for any float64 x.
+
+    Parameters
+    ----------
+    x : array-like
+
+    Returns
+    -------
+    out : ndarray of float64, same shape as x
+
+    Examples
+    --------
+    >>> from sksoftmax._special import log1pexp_array
+    >>> log1pexp_array([0.0, 1000.0]).tolist()
+    [0.6931471805599453, 1000.0]
+    """
+    return _apply(0, x)
+
+
+def wright_omega_array(x):
+    """Wright omega (principal Lambert W of exp(x)) elementwise.
+
+    Parameters
+    ----------
+    x : array-like
+
+    Returns
+    -------
+    out : ndarray of float64, same shape as x
+
+    Examples
+    --------
+    >>> from sksoftmax._special import wright_omega_array
+    >>> float(wright_omega_array(1.0))
+    1.0
+    """
+    return _apply(1, x)
+
+
+def logsumexp_rows(a):
+    """log(sum(exp(a[i]))) for each row i of a 2-D array.
+
+    Parameters
+    ----------
+    a : array-like of shape (n_rows, n_cols)
+
+    Returns
+    -------
+    out : ndarray of shape (n_rows,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sksoftmax._special import logsumexp_rows
+    >>> logsumexp_rows(np.zeros((1, 4))).round(6).tolist()
+    [1.386294]
+    """
+    arr = np.ascontiguousarray(a, dtype=np.float64)
+    if arr.ndim != 2:
+        raise ValueError(f"a must be 2-D, got {arr.ndim} dimensions")
+    out = np.empty(arr.shape[0])
+    cdef const double[:, ::1] av = arr
+    cdef double[::1] ov = out
+    cdef Py_ssize_t i
+    with nogil:
+        for i in range(av.shape[0]):
+            ov[i] = logsumexp(&av[i, 0], av.shape[1]) if av.shape[1] else logsumexp(NULL, 0)
+    return out
