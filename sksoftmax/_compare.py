@@ -18,15 +18,28 @@ from sklearn.utils import gen_batches
 from . import datasets
 from ._umax import UMaxSoftmaxClassifier
 
-# name -> factory(random_state); the package's estimators, then references.
+# name -> factory(setting) with setting.alpha (the L2 penalty of the mean
+# log-loss, the same for every method), setting.n_samples, setting.eta0
+# (the learning rate for rows of unit norm, divided by the median squared
+# row norm of the data) and setting.random_state.
 METHODS = {
-    "U-max (sksoftmax)": lambda rs: UMaxSoftmaxClassifier(
-        eta0=0.1, max_iter=50, tol=None, random_state=rs),
-    "LogisticRegression lbfgs": lambda rs: LogisticRegression(
-        solver="lbfgs", C=1e4, max_iter=300),
-    "SGDClassifier log_loss (OvR)": lambda rs: SGDClassifier(
-        loss="log_loss", max_iter=50, tol=1e-4, random_state=rs),
+    "U-max (sksoftmax)": lambda s: UMaxSoftmaxClassifier(
+        eta0=s.eta0, alpha=s.alpha, max_iter=50, tol=None,
+        random_state=s.random_state),
+    "LogisticRegression lbfgs": lambda s: LogisticRegression(
+        solver="lbfgs", C=1.0 / (s.alpha * s.n_samples), max_iter=300),
+    "SGDClassifier log_loss (OvR)": lambda s: SGDClassifier(
+        loss="log_loss", alpha=s.alpha, max_iter=50, tol=1e-4,
+        random_state=s.random_state),
 }
+
+
+class Setting:
+    """What the factories of :data:`METHODS` may read."""
+
+    def __init__(self, alpha, n_samples, eta0, random_state):
+        self.alpha, self.n_samples = alpha, n_samples
+        self.eta0, self.random_state = eta0, random_state
 
 
 def evaluate(clf, X, y, block=2048):
@@ -60,8 +73,8 @@ def _load(args):
     return X[:n], y[:n], X[n:], y[n:]
 
 
-def compare(X_train, y_train, X_test, y_test, methods=None, random_state=0,
-            out=print):
+def compare(X_train, y_train, X_test, y_test, methods=None, alpha=1e-5,
+            eta0=0.1, random_state=0, out=print):
     """Fit each method and return the table rows (also printed via ``out``).
 
     Parameters
@@ -69,7 +82,12 @@ def compare(X_train, y_train, X_test, y_test, methods=None, random_state=0,
     X_train, y_train, X_test, y_test : arrays
         Data; test rows with a label absent from training are dropped.
     methods : dict, default=None
-        name -> factory(random_state); None uses :data:`METHODS`.
+        name -> factory(Setting); None uses :data:`METHODS`.
+    alpha : float, default=1e-5
+        L2 penalty of the mean log-loss, the same for every method.
+    eta0 : float, default=0.1
+        Learning rate of the stochastic methods for unit-norm rows; it is
+        divided by the median squared row norm of X_train.
     random_state : int, default=0
     out : callable, default=print
 
@@ -89,6 +107,10 @@ def compare(X_train, y_train, X_test, y_test, methods=None, random_state=0,
     5
     """
     methods = METHODS if methods is None else methods
+    sq = np.asarray(X_train.multiply(X_train).sum(axis=1)).ravel() \
+        if hasattr(X_train, "multiply") else (X_train ** 2).sum(axis=1)
+    setting = Setting(alpha, X_train.shape[0], eta0 / np.median(sq),
+                      random_state)
     seen = np.isin(y_test, np.unique(y_train))
     X_test, y_test = X_test[seen], y_test[seen]
     out(f"train {X_train.shape[0]} x {X_train.shape[1]}, test "
@@ -96,11 +118,12 @@ def compare(X_train, y_train, X_test, y_test, methods=None, random_state=0,
         f"dropped), {np.unique(y_train).shape[0]} classes")
     header = (f"{'method':<32} {'fit s':>8} {'train logloss':>14} "
               f"{'test logloss':>13} {'test acc':>9}")
+    out(f"alpha={alpha:g} for every method; stochastic eta0={setting.eta0:.4g}")
     out(header)
     out("-" * len(header))
     rows = []
     for name, factory in methods.items():
-        clf = factory(random_state)
+        clf = factory(setting)
         start = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
@@ -133,8 +156,14 @@ def main(argv=None):
     cmp.add_argument("--n-features", type=int, default=2000)
     cmp.add_argument("--n-classes", type=int, default=1000)
     cmp.add_argument("--density", type=float, default=0.005)
+    cmp.add_argument("--alpha", type=float, default=1e-5,
+                     help="L2 penalty of the mean log-loss, for every method")
+    cmp.add_argument("--eta0", type=float, default=0.05,
+                     help="learning rate for unit-norm rows (divided by the "
+                     "median squared row norm of the data)")
     cmp.add_argument("--random-state", type=int, default=0)
     args = parser.parse_args(argv)
     if args.command == "compare":
-        compare(*_load(args), random_state=args.random_state)
+        compare(*_load(args), alpha=args.alpha, eta0=args.eta0,
+                random_state=args.random_state)
     return 0
