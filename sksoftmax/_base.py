@@ -288,7 +288,11 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
     # -------------------------------------------------------- state helpers
     def _init_state(self, n_features, dtype):
         n_classes = self.classes_.shape[0]
-        self.coef_ = np.zeros((n_classes, n_features), dtype=dtype)
+        # Written, not calloc'ed: lazily mapped zero pages would fault one by
+        # one during the epochs whenever a class is first drawn, which makes
+        # epochs with many classes slow and their timing erratic.
+        self.coef_ = np.empty((n_classes, n_features), dtype=dtype)
+        self.coef_.fill(0)
         self.intercept_ = np.zeros(n_classes, dtype=dtype)
         self.__dict__.pop("_row_state", None)
 
