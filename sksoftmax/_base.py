@@ -36,6 +36,20 @@ from ._sgd_schedule import SCHEDULES
 from ._weight_matrix import make_weight_matrix
 from .exceptions import DivergenceError
 
+def _check_targets(y):
+    """scikit-learn's target check, without its many-classes warning.
+
+    scikit-learn warns when there are more distinct labels than half the
+    rows ("y could represent a regression problem"): problems with that
+    many classes are what this package is for.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message="The number of unique classes is greater than",
+            category=UserWarning)
+        check_classification_targets(y)
+
+
 _FITTED_ATTRIBUTES = ("coef_", "intercept_", "classes_", "n_iter_", "t_",
                       "loss_curve_", "n_features_in_", "feature_names_in_")
 
@@ -88,7 +102,7 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         """
         X, y = validate_data(self, X, y, accept_sparse="csr",
                              dtype=[np.float64, np.float32], order="C")
-        check_classification_targets(y)
+        _check_targets(y)
         sample_weight = _check_sample_weight(
             sample_weight, X, dtype=np.float64, ensure_non_negative=True,
             copy=True)
@@ -200,7 +214,7 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         X, y = validate_data(self, X, y, accept_sparse="csr",
                              dtype=[np.float64, np.float32], order="C",
                              reset=first)
-        check_classification_targets(y)
+        _check_targets(y)
         _check_partial_fit_first_call(self, classes)
         if self.classes_.shape[0] < 2:
             raise ValueError("classes must hold at least 2 classes; got "
