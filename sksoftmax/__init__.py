@@ -4,9 +4,10 @@ Unbiased stochastic solvers whose cost per update does not grow with the
 number of classes, returning exact probabilities.
 """
 
+from ._implicit import ImplicitSGDClassifier
 from ._umax import UMaxSoftmaxClassifier
 from .exceptions import DivergenceError
 
 __version__ = "0.1.0.dev0"
 
-__all__ = ["UMaxSoftmaxClassifier", "DivergenceError", "__version__"]
+__all__ = ["ImplicitSGDClassifier", "UMaxSoftmaxClassifier", "DivergenceError", "__version__"]

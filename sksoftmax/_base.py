@@ -142,6 +142,7 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             self.validation_loss_ = []
 
         dataset = make_dataset(X, sample_weight)
+        self._check_dataset(dataset)
         order = np.arange(X.shape[0], dtype=np.intp)
         weights = self._weight_matrix(fresh=not warm)
         best, n_bad = np.inf, 0
@@ -240,6 +241,7 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             return self
         y_enc = np.searchsorted(self.classes_, y).astype(np.intp)
         dataset = make_dataset(X, sample_weight)
+        self._check_dataset(dataset)
         order = np.arange(X.shape[0], dtype=np.intp)
         weights = self._weight_matrix(fresh=first)
         try:
@@ -317,6 +319,9 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
 
     def _new_row_state(self, n_rows):
         return None
+
+    def _check_dataset(self, dataset):
+        """Method-specific checks of the training rows (default: none)."""
 
     def _validation_split(self, y_enc, sample_weight):
         n_val = int(np.ceil(self.validation_fraction * y_enc.shape[0]))

@@ -16,6 +16,7 @@ from sklearn.linear_model import LogisticRegression, SGDClassifier
 from sklearn.utils import gen_batches
 
 from . import datasets
+from ._implicit import ImplicitSGDClassifier
 from ._umax import UMaxSoftmaxClassifier
 
 # name -> factory(setting) with setting.alpha (the L2 penalty of the mean
@@ -25,6 +26,9 @@ from ._umax import UMaxSoftmaxClassifier
 METHODS = {
     "U-max (sksoftmax)": lambda s: UMaxSoftmaxClassifier(
         eta0=s.eta0, alpha=s.alpha, max_iter=50, tol=None,
+        random_state=s.random_state),
+    "Implicit SGD (sksoftmax)": lambda s: ImplicitSGDClassifier(
+        eta0=100 * s.eta0, alpha=s.alpha, max_iter=50, tol=None,
         random_state=s.random_state),
     "LogisticRegression lbfgs": lambda s: LogisticRegression(
         solver="lbfgs", C=1.0 / (s.alpha * s.n_samples), max_iter=300),

@@ -1,11 +1,12 @@
 """scikit-learn's estimator checks on every public sksoftmax estimator."""
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sksoftmax import UMaxSoftmaxClassifier
+from sksoftmax import ImplicitSGDClassifier, UMaxSoftmaxClassifier
 
 ESTIMATORS = [
     UMaxSoftmaxClassifier(random_state=0),
     UMaxSoftmaxClassifier(alpha=1e-3, fit_intercept=False, random_state=0),
+    ImplicitSGDClassifier(random_state=0),
 ]
 
 # Each entry: check name -> one-line reason it is expected to fail.
