@@ -1,6 +1,9 @@
 """Implicit SGD on the double-sum softmax (Fagan & Iyengar 2018)."""
 
+from numbers import Integral
+
 import numpy as np
+from sklearn.utils._param_validation import Interval
 
 from ._base import BaseSoftmaxClassifier
 from ._implicit_fast import implicit_epoch32, implicit_epoch64
@@ -22,6 +25,13 @@ class ImplicitSGDClassifier(BaseSoftmaxClassifier):
 
     Parameters
     ----------
+    n_sampled_classes : int, default=1
+        Classes m per step. m = 1 is Alg. 1: the class is drawn uniformly
+        and the scalar equation in u_i is bracketed by the bounds of
+        App. E.1. m > 1 follows App. E.3: m distinct classes drawn without
+        replacement (each term weighted (K-1)/m), and the step is the root
+        of a one-dimensional strongly monotone equation in v_i = u_i + s_yi,
+        solved by safeguarded Newton steps. Must not exceed n_classes - 1.
     eta0 : float, default=1.0
         Initial learning rate, per-row loss (the paper's eta * N).
     learning_rate : {'exponential', 'constant', 'invscaling'}, \
@@ -67,8 +77,8 @@ n_features_in_, feature_names_in_
     the epochs of ``fit`` and warm starts on data of the same length; rows
     seen for the first time (first epoch of ``fit``, every ``partial_fit``
     batch) start at ``log(1 + exp(x_i.(w_k - w_yi)))``, the U-max rule with
-    their sampled class. Only one sampled class per step is implemented
-    (the paper's n = m = 1, its recommended setting).
+    their sampled classes. One row per step (the paper's n = 1); its
+    recommended and default setting is m = 1.
 
     References
     ----------
@@ -87,13 +97,15 @@ n_features_in_, feature_names_in_
 
     _parameter_constraints: dict = {
         **BaseSoftmaxClassifier._parameter_constraints,
+        "n_sampled_classes": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, *, eta0=1.0, learning_rate="exponential", decay=0.9,
+    def __init__(self, n_sampled_classes=1, *, eta0=1.0, learning_rate="exponential", decay=0.9,
                  power_t=0.5, alpha=0.0, fit_intercept=True, max_iter=50,
                  tol=1e-3, shuffle=True, random_state=None, warm_start=False,
                  verbose=0, early_stopping=False, validation_fraction=0.1,
                  n_iter_no_change=5):
+        self.n_sampled_classes = n_sampled_classes
         self.eta0 = eta0
         self.learning_rate = learning_rate
         self.decay = decay
@@ -114,6 +126,11 @@ n_features_in_, feature_names_in_
         return np.zeros(n_rows, dtype=np.float64)
 
     def _check_dataset(self, dataset):
+        if self.n_sampled_classes > self.classes_.shape[0] - 1:
+            raise ValueError(
+                f"n_sampled_classes={self.n_sampled_classes} exceeds the "
+                f"{self.classes_.shape[0] - 1} classes other than a row's "
+                "own (classes are drawn without replacement); lower it.")
         if not self.fit_intercept:
             empty = np.flatnonzero(dataset.row_sq_norms == 0)
             if empty.size:
@@ -128,7 +145,8 @@ n_features_in_, feature_names_in_
         kernel = (implicit_epoch64 if self.coef_.dtype == np.float64
                   else implicit_epoch32)
         status, obj_sum, weight_sum, t_new, n_evals, row, value = kernel(
-            dataset, weights, y_enc, u, self._rng, order, first_visit,
+            dataset, weights, y_enc, u, self._rng, order,
+            self.n_sampled_classes, first_visit,
             SCHEDULES[self.learning_rate].code, eta_epoch, self.eta0,
             self.power_t, t, self.alpha, self.fit_intercept, self.shuffle)
         if status != 0:

@@ -19,8 +19,9 @@ from sksoftmax._weight_matrix import make_weight_matrix
 from _reference import clone_rng, dense
 
 
-def _f_and_grad(theta, x, y, k, K, s, alpha, fit_intercept, shape):
-    """f_ik of one row (per-row loss, weight s, full ridge) and its gradient.
+def _f_and_grad(theta, x, y, ks, K, s, alpha, fit_intercept, shape):
+    """f_iC of one row and sampled classes C (per-row loss, weight s, full
+    ridge, each sampled term weighted (K-1)/m) and its gradient.
 
     theta = (u, W.ravel(), b); the plain NumPy reference of the objective the
     implicit step minimises.
@@ -29,16 +30,21 @@ def _f_and_grad(theta, x, y, k, K, s, alpha, fit_intercept, shape):
     u = theta[0]
     W = theta[1:1 + n_cls * d].reshape(n_cls, d)
     b = theta[1 + n_cls * d:]
-    z = x @ (W[k] - W[y]) + (b[k] - b[y] if fit_intercept else 0.0)
-    ez = (K - 1) * np.exp(z - u)
-    f = s * (u + np.exp(-u) + ez - 1) + 0.5 * s * alpha * np.sum(W * W)
+    ratio = (K - 1) / len(ks)
     gW = s * alpha * W
-    gW[k] += s * ez * x
-    gW[y] -= s * ez * x
     gb = np.zeros(n_cls)
-    if fit_intercept:
-        gb[k], gb[y] = s * ez, -s * ez
-    gu = s * (1 - np.exp(-u) - ez)
+    total = 0.0
+    for k in ks:
+        z = x @ (W[k] - W[y]) + (b[k] - b[y] if fit_intercept else 0.0)
+        ez = ratio * np.exp(z - u)
+        total += ez
+        gW[k] += s * ez * x
+        gW[y] -= s * ez * x
+        if fit_intercept:
+            gb[k] += s * ez
+            gb[y] -= s * ez
+    f = s * (u + np.exp(-u) + total - 1) + 0.5 * s * alpha * np.sum(W * W)
+    gu = s * (1 - np.exp(-u) - total)
     return f, np.concatenate([[gu], gW.ravel(), gb])
 
 
@@ -60,7 +66,9 @@ def test_scalar_root_solves_eq_17():
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("alpha", [0.0, 0.3])
 @pytest.mark.parametrize("fit_intercept", [True, False])
-def test_implicit_step_is_the_proximal_point(fmt, dtype, alpha, fit_intercept):
+@pytest.mark.parametrize("m", [1, 3])
+def test_implicit_step_is_the_proximal_point(fmt, dtype, alpha, fit_intercept,
+                                             m):
     rng = np.random.default_rng(1)
     K, d = 4, 5
     tol = 1e-9 if dtype == np.float64 else 2e-4
@@ -76,10 +84,10 @@ def test_implicit_step_is_the_proximal_point(fmt, dtype, alpha, fit_intercept):
         coef, intercept, u = W0.copy(), b0.copy(), u0.copy()
         wm = make_weight_matrix(coef, intercept)
         rng_k = RandomState(trial)
-        k = int(clone_rng(rng_k).sample_classes(K, y[0], 1)[0])
+        ks = clone_rng(rng_k).sample_classes(K, y[0], m, m == 1)
         kernel = implicit_epoch64 if dtype == np.float64 else implicit_epoch32
         status, *_ = kernel(make_dataset(X, np.array([s])), wm, y, u, rng_k,
-                            np.arange(1, dtype=np.intp), False, 0, eta, eta,
+                            np.arange(1, dtype=np.intp), m, False, 0, eta, eta,
                             0.5, 0, alpha, fit_intercept, False)
         assert status == 0
         wm.fold_scale()
@@ -88,7 +96,7 @@ def test_implicit_step_is_the_proximal_point(fmt, dtype, alpha, fit_intercept):
         theta_new = np.concatenate([u, coef.ravel().astype(float),
                                     intercept.astype(float)])
         xd = dense(X)[0].astype(float)
-        args = (xd, y[0], k, K, s, alpha, fit_intercept, (K, d))
+        args = (xd, y[0], ks, K, s, alpha, fit_intercept, (K, d))
         # fixed point: theta' = theta - eta grad f(theta')
         _, grad = _f_and_grad(theta_new, *args)
         assert_allclose(theta_new, theta_old - eta * grad, rtol=tol,
@@ -147,3 +155,14 @@ def test_no_overflow_for_any_eta0_on_bibtex(bibtex):
     with pytest.raises(DivergenceError, match="delta=None"):
         UMaxSoftmaxClassifier(delta=None, eta0=1e3, max_iter=3,
                               random_state=0).fit(X, y)
+
+
+def test_several_sampled_classes_fit_and_validate():
+    from sklearn.datasets import make_classification
+    X, y = make_classification(n_samples=400, n_features=8, n_informative=5,
+                               n_classes=5, random_state=0)
+    clf = ImplicitSGDClassifier(n_sampled_classes=3, eta0=1.0, tol=None,
+                                random_state=0).fit(X, y)
+    assert clf.log_loss(X, y) < 0.9 * np.log(5)
+    with pytest.raises(ValueError, match="n_sampled_classes=5 exceeds"):
+        ImplicitSGDClassifier(n_sampled_classes=5).fit(X, y)
