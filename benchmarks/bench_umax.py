@@ -22,11 +22,6 @@ Usage::
     python benchmarks/bench_umax.py [--quick]
 """
 import argparse
-import contextlib
-import io
-import json
-import re
-import subprocess
 import sys
 import time
 import warnings
@@ -38,19 +33,9 @@ from sklearn.linear_model import LogisticRegression, SGDClassifier
 from sksoftmax import UMaxSoftmaxClassifier
 from sksoftmax.datasets import load_bibtex, make_softmax_classification
 
+from _harness import fit_verbose, scaling
+
 warnings.simplefilter("ignore", ConvergenceWarning)
-EPOCH_LINE = re.compile(r"^Epoch (\d+): ([\d.]+) s")
-
-
-def fit_verbose(clf, X, y):
-    """Fit with verbose=1 and return the per-epoch kernel seconds."""
-    clf.set_params(verbose=1)
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        clf.fit(X, y)
-    clf.set_params(verbose=0)
-    return [float(m.group(2)) for m in map(EPOCH_LINE.match,
-                                           buf.getvalue().splitlines()) if m]
 
 
 def umax_curve(X, y, eta0, seed=0):
@@ -100,107 +85,11 @@ def compare_on(name, X, y, eta0, sk_epochs):
     return umax_epoch, sgd
 
 
-def child(n_classes, n_samples, n_features, density, epochs):
-    """Run in a subprocess: one model, print per-epoch time and peak memory."""
-    X, y = make_softmax_classification(
-        n_samples=n_samples, n_features=n_features, n_classes=n_classes,
-        density=density, random_state=0)
-    x_bytes = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
-    w_bytes = n_classes * n_features * X.dtype.itemsize
-    before = _reset_peak_rss()
-    # partial_fit with every class declared: W has n_classes rows even when
-    # the rows do not show every class (fit would keep only the observed).
-    clf = UMaxSoftmaxClassifier(learning_rate="constant", eta0=0.05,
-                                random_state=0, verbose=1)
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        for _ in range(epochs):
-            clf.partial_fit(X, y, classes=np.arange(n_classes))
-    seconds = [float(m.group(2)) for m in map(
-        EPOCH_LINE.match, buf.getvalue().splitlines()) if m]
-    assert clf.coef_.shape == (n_classes, n_features)
-    peak = _peak_rss_bytes()
-    print(json.dumps({
-        "n_classes": n_classes, "epoch_s": float(np.min(seconds[1:])),
-        "epoch_median_s": float(np.median(seconds[1:])),
-        "fit_peak_bytes": max(peak - before, 0) + x_bytes,
-        "x_plus_w_bytes": x_bytes + w_bytes,
-        "nnz_per_row": X.nnz / X.shape[0]}))
-
-
-def _status_kb(field):
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError(f"{field} not in /proc/self/status")
-
-
-def _reset_peak_rss():
-    """Reset the kernel's peak-RSS mark (VmHWM) and return the current RSS.
-
-    Writing 5 to clear_refs resets VmHWM (Linux >= 4.0), so the peak read
-    after the fit is the fit's own, not the data generator's.
-    """
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
-    return _status_kb("VmRSS")
-
-
-def _peak_rss_bytes():
-    return _status_kb("VmHWM")
-
-
-def scaling(sizes, n_samples, n_features, density, epochs, repeats):
-    """Per-epoch time and peak memory per n_classes, each fit in a subprocess.
-
-    The sizes are run in turn ``repeats`` times, interleaved, and the time
-    kept is the fastest epoch (epochs 2.., over repeats): on a shared, noisy
-    machine the minimum is the cost of the work itself. Medians are printed
-    too.
-    """
-    print(f"\n== scaling in n_classes: {n_samples} rows, {n_features} "
-          f"features, density {density}, {epochs} epochs x {repeats} runs "
-          "per size")
-    runs = {k: [] for k in sizes}
-    for _ in range(repeats):
-        for k in sizes:
-            out = subprocess.run(
-                [sys.executable, __file__, "--child", str(k), str(n_samples),
-                 str(n_features), str(density), str(epochs)],
-                capture_output=True, text=True, check=True).stdout
-            runs[k].append(json.loads(out.strip().splitlines()[-1]))
-    print(f"{'n_classes':>10}{'min s/ep':>10}{'vs 100':>8}{'median':>9}"
-          f"{'vs 100':>8}{'nnz/row':>9}{'peak MB':>9}{'X+W MB':>8}"
-          f"{'ratio':>7}")
-    rows = []
-    for k in sizes:
-        r = dict(runs[k][0])
-        r["epoch_s"] = min(x["epoch_s"] for x in runs[k])
-        r["epoch_median_s"] = float(np.median([x["epoch_median_s"]
-                                               for x in runs[k]]))
-        r["fit_peak_bytes"] = max(x["fit_peak_bytes"] for x in runs[k])
-        rows.append(r)
-        base = rows[0]
-        print(f"{k:>10}{r['epoch_s']:>10.4f}"
-              f"{r['epoch_s'] / base['epoch_s']:>8.2f}"
-              f"{r['epoch_median_s']:>9.4f}"
-              f"{r['epoch_median_s'] / base['epoch_median_s']:>8.2f}"
-              f"{r['nnz_per_row']:>9.1f}{r['fit_peak_bytes'] / 2**20:>9.1f}"
-              f"{r['x_plus_w_bytes'] / 2**20:>8.1f}"
-              f"{r['fit_peak_bytes'] / r['x_plus_w_bytes']:>7.2f}")
-    return rows
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
                         help="smaller synthetic problems")
-    parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.child:
-        k, n, d, dens, e = args.child
-        return child(int(k), int(n), int(d), float(dens), int(e))
 
     import numpy, scipy, sklearn, sksoftmax  # noqa: E401
     print(f"numpy {numpy.__version__}, scipy {scipy.__version__}, "
@@ -227,7 +116,7 @@ def main():
     compare_on("synthetic planted softmax", X, y, eta0=0.05 / np.median(sq),
                sk_epochs=2)
 
-    rows = scaling([100, 1000, 10000, 100000], n_samples=n_syn,
+    rows = scaling("UMaxSoftmaxClassifier", [100, 1000, 10000, 100000], n_samples=n_syn,
                    n_features=1000, density=0.02, epochs=11,
                    repeats=1 if args.quick else 3)
     ratio = rows[-1]["epoch_s"] / rows[0]["epoch_s"]
