@@ -133,6 +133,14 @@ def scaling(estimator, sizes, n_samples, n_features, density, epochs,
 
 
 
+def report(checks):
+    """Print PASS/FAIL per (name, ok, value) target; the exit code."""
+    print()
+    for name, ok, value in checks:
+        print(f"{'PASS' if ok else 'FAIL'}  {name}: {value}")
+    return 0 if all(ok for _, ok, _ in checks) else 1
+
+
 if __name__ == "__main__" and sys.argv[1:2] == ["--child"]:
     name, k, n, d, dens, e = sys.argv[2:8]
     child(name, int(k), int(n), int(d), float(dens), int(e))

@@ -33,7 +33,7 @@ from sksoftmax import (DivergenceError, ImplicitSGDClassifier,
                        UMaxSoftmaxClassifier)
 from sksoftmax.datasets import load_bibtex
 
-from _harness import fit_verbose, scaling
+from _harness import fit_verbose, report, scaling
 
 warnings.simplefilter("ignore", ConvergenceWarning)
 GRID = 10.0 ** np.arange(-3, 4)
@@ -114,10 +114,7 @@ def main():
     ratio = rows[-1]["epoch_s"] / rows[0]["epoch_s"]
     checks.append(("s/epoch at 100,000 classes <= 2x at 100", ratio <= 2.0,
                    f"{ratio:.2f}x"))
-    print()
-    for name, ok, value in checks:
-        print(f"{'PASS' if ok else 'FAIL'}  {name}: {value}")
-    return 0 if all(ok for _, ok, _ in checks) else 1
+    return report(checks)
 
 
 if __name__ == "__main__":

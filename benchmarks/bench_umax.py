@@ -33,7 +33,7 @@ from sklearn.linear_model import LogisticRegression, SGDClassifier
 from sksoftmax import UMaxSoftmaxClassifier
 from sksoftmax.datasets import load_bibtex, make_softmax_classification
 
-from _harness import fit_verbose, scaling
+from _harness import fit_verbose, report, scaling
 
 warnings.simplefilter("ignore", ConvergenceWarning)
 
@@ -125,10 +125,7 @@ def main():
     mem = max(r["fit_peak_bytes"] / r["x_plus_w_bytes"] for r in rows)
     checks.append(("peak memory during fit <= 1.5 (X + W)", mem <= 1.5,
                    f"worst {mem:.2f}x"))
-    print()
-    for name, ok, value in checks:
-        print(f"{'PASS' if ok else 'FAIL'}  {name}: {value}")
-    return 0 if all(ok for _, ok, _ in checks) else 1
+    return report(checks)
 
 
 if __name__ == "__main__":

@@ -50,8 +50,9 @@ def _check_targets(y):
         check_classification_targets(y)
 
 
-_FITTED_ATTRIBUTES = ("coef_", "intercept_", "classes_", "n_iter_", "t_",
-                      "loss_curve_", "n_features_in_", "feature_names_in_")
+# Dropped after a divergence, so that no prediction uses the broken state.
+_MODEL_ATTRIBUTES = ("coef_", "intercept_", "classes_", "n_iter_", "t_",
+                     "loss_curve_", "_row_state")
 
 
 class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
@@ -272,9 +273,8 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
                 dataset, weights, y_enc, row_state, order, eta_epoch,
                 self.t_, first_visit)
         except DivergenceError:
-            for attr in _FITTED_ATTRIBUTES + ("_row_state",):
-                if attr not in ("n_features_in_", "feature_names_in_"):
-                    self.__dict__.pop(attr, None)
+            for attr in _MODEL_ATTRIBUTES:
+                self.__dict__.pop(attr, None)
             raise
         seconds = time.perf_counter() - start
         self._n_epochs += 1
