@@ -499,3 +499,14 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+class DoubleSumSoftmaxClassifier(BaseSoftmaxClassifier):
+    """Base of the methods on the double-sum softmax (Fagan & Iyengar 2018).
+
+    They keep one float64 variable u_i per training row (the row's
+    log-normaliser in eq. 5), aligned with the rows of the current fit.
+    """
+
+    def _new_row_state(self, n_rows):
+        return np.zeros(n_rows, dtype=np.float64)

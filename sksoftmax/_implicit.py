@@ -5,12 +5,12 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from ._base import BaseSoftmaxClassifier
+from ._base import BaseSoftmaxClassifier, DoubleSumSoftmaxClassifier
 from ._implicit_fast import implicit_epoch32, implicit_epoch64
 from ._sgd_schedule import SCHEDULES
 
 
-class ImplicitSGDClassifier(BaseSoftmaxClassifier):
+class ImplicitSGDClassifier(DoubleSumSoftmaxClassifier):
     """Softmax regression fitted by Implicit SGD (Fagan & Iyengar 2018, Alg. 1).
 
     The same double-sum formulation as :class:`UMaxSoftmaxClassifier` (one
@@ -100,9 +100,10 @@ n_features_in_, feature_names_in_
         "n_sampled_classes": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, n_sampled_classes=1, *, eta0=1.0, learning_rate="exponential", decay=0.9,
-                 power_t=0.5, alpha=0.0, fit_intercept=True, max_iter=50,
-                 tol=1e-3, shuffle=True, random_state=None, warm_start=False,
+    def __init__(self, n_sampled_classes=1, *, eta0=1.0,
+                 learning_rate="exponential", decay=0.9, power_t=0.5,
+                 alpha=0.0, fit_intercept=True, max_iter=50, tol=1e-3,
+                 shuffle=True, random_state=None, warm_start=False,
                  verbose=0, early_stopping=False, validation_fraction=0.1,
                  n_iter_no_change=5):
         self.n_sampled_classes = n_sampled_classes
@@ -121,9 +122,6 @@ n_features_in_, feature_names_in_
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
-
-    def _new_row_state(self, n_rows):
-        return np.zeros(n_rows, dtype=np.float64)
 
     def _check_dataset(self, dataset):
         if self.n_sampled_classes > self.classes_.shape[0] - 1:

@@ -5,14 +5,14 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from ._base import BaseSoftmaxClassifier
+from ._base import BaseSoftmaxClassifier, DoubleSumSoftmaxClassifier
 from ._sgd_schedule import SCHEDULES
 from ._umax_fast import umax_epoch32, umax_epoch64
 
 _STATUS_OVERFLOW, _STATUS_NONFINITE = 1, 2
 
 
-class UMaxSoftmaxClassifier(BaseSoftmaxClassifier):
+class UMaxSoftmaxClassifier(DoubleSumSoftmaxClassifier):
     """Softmax regression fitted by U-max (Fagan & Iyengar 2018, Alg. 2).
 
     Minimises the mean log-loss ``-log p(y_i | x_i)`` of a linear softmax
@@ -161,9 +161,6 @@ class UMaxSoftmaxClassifier(BaseSoftmaxClassifier):
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
-
-    def _new_row_state(self, n_rows):
-        return np.zeros(n_rows, dtype=np.float64)
 
     def _bounds(self, dataset):
         """B_W, B_u and sum(s) log K of App. B (per-row loss), or infinities."""
