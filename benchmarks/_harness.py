@@ -7,6 +7,7 @@
   size in a fresh subprocess (``python _harness.py --child ...``) so that
   peak RSS belongs to that model alone.
 """
+
 import contextlib
 import io
 import json
@@ -34,36 +35,57 @@ def fit_verbose(clf, X, y):
     with contextlib.redirect_stdout(buf):
         clf.fit(X, y)
     clf.set_params(verbose=0)
-    return [float(m.group(2)) for m in map(EPOCH_LINE.match,
-                                           buf.getvalue().splitlines()) if m]
+    return [
+        float(m.group(2))
+        for m in map(EPOCH_LINE.match, buf.getvalue().splitlines())
+        if m
+    ]
 
 
 def child(estimator, n_classes, n_samples, n_features, density, epochs):
     """Run in a subprocess: one model, print per-epoch time and peak memory."""
     X, y = make_softmax_classification(
-        n_samples=n_samples, n_features=n_features, n_classes=n_classes,
-        density=density, random_state=0)
+        n_samples=n_samples,
+        n_features=n_features,
+        n_classes=n_classes,
+        density=density,
+        random_state=0,
+    )
     x_bytes = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
     w_bytes = n_classes * n_features * X.dtype.itemsize
     before = _reset_peak_rss()
     # partial_fit with every class declared: W has n_classes rows even when
     # the rows do not show every class (fit would keep only the observed).
-    clf = make_estimator(estimator, learning_rate="constant", eta0=0.05,
-                         random_state=0, verbose=1)
+    clf = make_estimator(
+        estimator,
+        learning_rate="constant",
+        eta0=0.05,
+        random_state=0,
+        verbose=1,
+    )
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         for _ in range(epochs):
             clf.partial_fit(X, y, classes=np.arange(n_classes))
-    seconds = [float(m.group(2)) for m in map(
-        EPOCH_LINE.match, buf.getvalue().splitlines()) if m]
+    seconds = [
+        float(m.group(2))
+        for m in map(EPOCH_LINE.match, buf.getvalue().splitlines())
+        if m
+    ]
     assert clf.coef_.shape == (n_classes, n_features)
     peak = _peak_rss_bytes()
-    print(json.dumps({
-        "n_classes": n_classes, "epoch_s": float(np.min(seconds[1:])),
-        "epoch_median_s": float(np.median(seconds[1:])),
-        "fit_peak_bytes": max(peak - before, 0) + x_bytes,
-        "x_plus_w_bytes": x_bytes + w_bytes,
-        "nnz_per_row": X.nnz / X.shape[0]}))
+    print(
+        json.dumps(
+            {
+                "n_classes": n_classes,
+                "epoch_s": float(np.min(seconds[1:])),
+                "epoch_median_s": float(np.median(seconds[1:])),
+                "fit_peak_bytes": max(peak - before, 0) + x_bytes,
+                "x_plus_w_bytes": x_bytes + w_bytes,
+                "nnz_per_row": X.nnz / X.shape[0],
+            }
+        )
+    )
 
 
 def _status_kb(field):
@@ -89,8 +111,7 @@ def _peak_rss_bytes():
     return _status_kb("VmHWM")
 
 
-def scaling(estimator, sizes, n_samples, n_features, density, epochs,
-            repeats):
+def scaling(estimator, sizes, n_samples, n_features, density, epochs, repeats):
     """Per-epoch time and peak memory per n_classes, each fit in a subprocess.
 
     The sizes are run in turn ``repeats`` times, interleaved, and the time
@@ -98,39 +119,57 @@ def scaling(estimator, sizes, n_samples, n_features, density, epochs,
     machine the minimum is the cost of the work itself. Medians are printed
     too.
     """
-    print(f"\n== {estimator}, scaling in n_classes: {n_samples} rows, {n_features} "
-          f"features, density {density}, {epochs} epochs x {repeats} runs "
-          "per size")
+    print(
+        f"\n== {estimator}, scaling in n_classes: {n_samples} rows, "
+        f"{n_features} "
+        f"features, density {density}, {epochs} epochs x {repeats} runs "
+        "per size"
+    )
     runs = {k: [] for k in sizes}
     for _ in range(repeats):
         for k in sizes:
             out = subprocess.run(
-                [sys.executable, __file__, "--child", estimator, str(k),
-                 str(n_samples), str(n_features), str(density), str(epochs)],
-                capture_output=True, text=True, check=True).stdout
+                [
+                    sys.executable,
+                    __file__,
+                    "--child",
+                    estimator,
+                    str(k),
+                    str(n_samples),
+                    str(n_features),
+                    str(density),
+                    str(epochs),
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
             runs[k].append(json.loads(out.strip().splitlines()[-1]))
-    print(f"{'n_classes':>10}{'min s/ep':>10}{'vs 100':>8}{'median':>9}"
-          f"{'vs 100':>8}{'nnz/row':>9}{'peak MB':>9}{'X+W MB':>8}"
-          f"{'ratio':>7}")
+    print(
+        f"{'n_classes':>10}{'min s/ep':>10}{'vs 100':>8}{'median':>9}"
+        f"{'vs 100':>8}{'nnz/row':>9}{'peak MB':>9}{'X+W MB':>8}"
+        f"{'ratio':>7}"
+    )
     rows = []
     for k in sizes:
         r = dict(runs[k][0])
         r["epoch_s"] = min(x["epoch_s"] for x in runs[k])
-        r["epoch_median_s"] = float(np.median([x["epoch_median_s"]
-                                               for x in runs[k]]))
+        r["epoch_median_s"] = float(
+            np.median([x["epoch_median_s"] for x in runs[k]])
+        )
         r["fit_peak_bytes"] = max(x["fit_peak_bytes"] for x in runs[k])
         rows.append(r)
         base = rows[0]
-        print(f"{k:>10}{r['epoch_s']:>10.4f}"
-              f"{r['epoch_s'] / base['epoch_s']:>8.2f}"
-              f"{r['epoch_median_s']:>9.4f}"
-              f"{r['epoch_median_s'] / base['epoch_median_s']:>8.2f}"
-              f"{r['nnz_per_row']:>9.1f}{r['fit_peak_bytes'] / 2**20:>9.1f}"
-              f"{r['x_plus_w_bytes'] / 2**20:>8.1f}"
-              f"{r['fit_peak_bytes'] / r['x_plus_w_bytes']:>7.2f}")
+        print(
+            f"{k:>10}{r['epoch_s']:>10.4f}"
+            f"{r['epoch_s'] / base['epoch_s']:>8.2f}"
+            f"{r['epoch_median_s']:>9.4f}"
+            f"{r['epoch_median_s'] / base['epoch_median_s']:>8.2f}"
+            f"{r['nnz_per_row']:>9.1f}{r['fit_peak_bytes'] / 2**20:>9.1f}"
+            f"{r['x_plus_w_bytes'] / 2**20:>8.1f}"
+            f"{r['fit_peak_bytes'] / r['x_plus_w_bytes']:>7.2f}"
+        )
     return rows
-
-
 
 
 def report(checks):

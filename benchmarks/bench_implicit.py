@@ -22,6 +22,7 @@ Usage::
 
     python benchmarks/bench_implicit.py [--quick]
 """
+
 import argparse
 import sys
 import warnings
@@ -29,8 +30,11 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from sksoftmax import (DivergenceError, ImplicitSGDClassifier,
-                       UMaxSoftmaxClassifier)
+from sksoftmax import (
+    DivergenceError,
+    ImplicitSGDClassifier,
+    UMaxSoftmaxClassifier,
+)
 from sksoftmax.datasets import load_bibtex
 
 from _harness import fit_verbose, report, scaling
@@ -39,13 +43,19 @@ warnings.simplefilter("ignore", ConvergenceWarning)
 GRID = 10.0 ** np.arange(-3, 4)
 METHODS = {
     "Implicit SGD (m=1)": lambda eta0: ImplicitSGDClassifier(
-        eta0=eta0, max_iter=50, tol=None, random_state=0),
+        eta0=eta0, max_iter=50, tol=None, random_state=0
+    ),
     "U-max (m=5)": lambda eta0: UMaxSoftmaxClassifier(
-        n_sampled_classes=5, eta0=eta0, max_iter=50, tol=None,
-        random_state=0),
+        n_sampled_classes=5, eta0=eta0, max_iter=50, tol=None, random_state=0
+    ),
     "plain SGD (m=5)": lambda eta0: UMaxSoftmaxClassifier(
-        n_sampled_classes=5, delta=None, eta0=eta0, max_iter=50, tol=None,
-        random_state=0),
+        n_sampled_classes=5,
+        delta=None,
+        eta0=eta0,
+        max_iter=50,
+        tol=None,
+        random_state=0,
+    ),
 }
 
 
@@ -61,13 +71,19 @@ def run(make, eta0, X, y):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true",
-                        help="one run per size in the scaling part")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="one run per size in the scaling part",
+    )
     args = parser.parse_args()
     import scipy, sklearn, sksoftmax  # noqa: E401
-    print(f"numpy {np.__version__}, scipy {scipy.__version__}, scikit-learn "
-          f"{sklearn.__version__}, sksoftmax {sksoftmax.__version__}; "
-          "random_state 0 everywhere")
+
+    print(
+        f"numpy {np.__version__}, scipy {scipy.__version__}, scikit-learn "
+        f"{sklearn.__version__}, sksoftmax {sksoftmax.__version__}; "
+        "random_state 0 everywhere"
+    )
     checks = []
     try:
         X, y, _, _ = load_bibtex(normalize=True)
@@ -75,8 +91,10 @@ def main():
         print(f"Bibtex skipped: {exc}")
     else:
         n_tune = X.shape[0] // 10
-        print(f"\n== Bibtex: {X.shape[0]} rows, {np.unique(y).shape[0]} "
-              f"classes; eta0 tuned on the first {n_tune} rows, 50 epochs")
+        print(
+            f"\n== Bibtex: {X.shape[0]} rows, {np.unique(y).shape[0]} "
+            f"classes; eta0 tuned on the first {n_tune} rows, 50 epochs"
+        )
         header = "".join(f"{g:>10.0e}" for g in GRID)
         print(f"{'tuning log-loss':<22}{header}")
         chosen = {}
@@ -84,36 +102,62 @@ def main():
             losses = [run(make, g, X[:n_tune], y[:n_tune])[0] for g in GRID]
             chosen[name] = GRID[int(np.argmin(losses))]
             print(f"{name:<22}" + "".join(f"{v:>10.4f}" for v in losses))
-        print(f"\n{'method':<22}{'eta0':>8}{'train log-loss':>16}"
-              f"{'50 epochs s':>13}")
+        print(
+            f"\n{'method':<22}{'eta0':>8}{'train log-loss':>16}"
+            f"{'50 epochs s':>13}"
+        )
         final = {}
         for name, make in METHODS.items():
             loss, secs = run(make, chosen[name], X, y)
             final[name] = (loss, secs)
             print(f"{name:<22}{chosen[name]:>8.0e}{loss:>16.4f}{secs:>13.3f}")
         imp, umax, plain = (final[k] for k in METHODS)
-        checks.append(("Implicit log-loss < U-max's and plain SGD's",
-                       imp[0] < umax[0] and imp[0] < plain[0],
-                       f"{imp[0]:.4f} vs {umax[0]:.4f}, {plain[0]:.4f}"))
-        checks.append(("Implicit 50 epochs no slower than U-max m=5",
-                       imp[1] <= umax[1],
-                       f"{imp[1]:.3f} s vs {umax[1]:.3f} s "
-                       f"(ratio {imp[1] / umax[1]:.2f}; paper 0.65)"))
+        checks.append(
+            (
+                "Implicit log-loss < U-max's and plain SGD's",
+                imp[0] < umax[0] and imp[0] < plain[0],
+                f"{imp[0]:.4f} vs {umax[0]:.4f}, {plain[0]:.4f}",
+            )
+        )
+        checks.append(
+            (
+                "Implicit 50 epochs no slower than U-max m=5",
+                imp[1] <= umax[1],
+                f"{imp[1]:.3f} s vs {umax[1]:.3f} s "
+                f"(ratio {imp[1] / umax[1]:.2f}; paper 0.65)",
+            )
+        )
         print("\nImplicit SGD, all rows, 50 epochs, by eta0:")
         robust = [run(METHODS["Implicit SGD (m=1)"], g, X, y)[0] for g in GRID]
         print(header)
         print("".join(f"{v:>10.4f}" for v in robust))
         ratio = max(robust) / min(robust)
-        checks.append(("Implicit log-loss at worst eta0 <= 2x best",
-                       ratio <= 2.0, f"{ratio:.2f}x (worst eta0 "
-                       f"{GRID[int(np.argmax(robust))]:.0e})"))
+        checks.append(
+            (
+                "Implicit log-loss at worst eta0 <= 2x best",
+                ratio <= 2.0,
+                f"{ratio:.2f}x (worst eta0 "
+                f"{GRID[int(np.argmax(robust))]:.0e})",
+            )
+        )
 
-    rows = scaling("ImplicitSGDClassifier", [100, 1000, 10000, 100000],
-                   n_samples=20000, n_features=1000, density=0.02,
-                   epochs=11, repeats=1 if args.quick else 3)
+    rows = scaling(
+        "ImplicitSGDClassifier",
+        [100, 1000, 10000, 100000],
+        n_samples=20000,
+        n_features=1000,
+        density=0.02,
+        epochs=11,
+        repeats=1 if args.quick else 3,
+    )
     ratio = rows[-1]["epoch_s"] / rows[0]["epoch_s"]
-    checks.append(("s/epoch at 100,000 classes <= 2x at 100", ratio <= 2.0,
-                   f"{ratio:.2f}x"))
+    checks.append(
+        (
+            "s/epoch at 100,000 classes <= 2x at 100",
+            ratio <= 2.0,
+            f"{ratio:.2f}x",
+        )
+    )
     return report(checks)
 
 

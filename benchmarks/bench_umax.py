@@ -21,6 +21,7 @@ Usage::
 
     python benchmarks/bench_umax.py [--quick]
 """
+
 import argparse
 import sys
 import time
@@ -44,8 +45,9 @@ def umax_curve(X, y, eta0, seed=0):
     One run of 50 epochs continued through warm starts (the schedule, u and
     the random stream carry over), so the three losses come from one path.
     """
-    clf = UMaxSoftmaxClassifier(eta0=eta0, tol=None, random_state=seed,
-                                warm_start=True)
+    clf = UMaxSoftmaxClassifier(
+        eta0=eta0, tol=None, random_state=seed, warm_start=True
+    )
     seconds, losses = [], {}
     done = 0
     for upto in (1, 10, 50):
@@ -64,37 +66,57 @@ def per_epoch(make, X, y, epochs):
 
 
 def compare_on(name, X, y, eta0, sk_epochs):
-    print(f"\n== {name}: {X.shape[0]} rows, {X.shape[1]} features, "
-          f"{np.unique(y).shape[0]} classes, {X.nnz / X.shape[0]:.1f} nnz/row")
+    print(
+        f"\n== {name}: {X.shape[0]} rows, {X.shape[1]} features, "
+        f"{np.unique(y).shape[0]} classes, {X.nnz / X.shape[0]:.1f} nnz/row"
+    )
     seconds, losses = umax_curve(X, y, eta0)
     umax_epoch = float(np.median(seconds[1:]))
-    sgd = per_epoch(lambda e: SGDClassifier(loss="log_loss", max_iter=e,
-                                            tol=None, random_state=0),
-                    X, y, sk_epochs)
-    saga = per_epoch(lambda e: LogisticRegression(solver="saga", max_iter=e,
-                                                  tol=1e-12),
-                     X, y, sk_epochs)
+    sgd = per_epoch(
+        lambda e: SGDClassifier(
+            loss="log_loss", max_iter=e, tol=None, random_state=0
+        ),
+        X,
+        y,
+        sk_epochs,
+    )
+    saga = per_epoch(
+        lambda e: LogisticRegression(solver="saga", max_iter=e, tol=1e-12),
+        X,
+        y,
+        sk_epochs,
+    )
     print(f"{'method':<34}{'s/epoch':>10}{'ratio to U-max':>16}")
     print(f"{'U-max m=5 (sksoftmax)':<34}{umax_epoch:>10.4f}{1.0:>16.1f}")
-    print(f"{'SGDClassifier log_loss (OvR)':<34}{sgd:>10.4f}"
-          f"{sgd / umax_epoch:>16.1f}")
-    print(f"{'LogisticRegression saga':<34}{saga:>10.4f}"
-          f"{saga / umax_epoch:>16.1f}")
-    print("U-max exact training log-loss: " + ", ".join(
-        f"{k} epochs {v:.4f}" for k, v in losses.items()))
+    print(
+        f"{'SGDClassifier log_loss (OvR)':<34}{sgd:>10.4f}"
+        f"{sgd / umax_epoch:>16.1f}"
+    )
+    print(
+        f"{'LogisticRegression saga':<34}{saga:>10.4f}"
+        f"{saga / umax_epoch:>16.1f}"
+    )
+    print(
+        "U-max exact training log-loss: "
+        + ", ".join(f"{k} epochs {v:.4f}" for k, v in losses.items())
+    )
     return umax_epoch, sgd
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true",
-                        help="smaller synthetic problems")
+    parser.add_argument(
+        "--quick", action="store_true", help="smaller synthetic problems"
+    )
     args = parser.parse_args()
 
     import numpy, scipy, sklearn, sksoftmax  # noqa: E401
-    print(f"numpy {numpy.__version__}, scipy {scipy.__version__}, "
-          f"scikit-learn {sklearn.__version__}, sksoftmax "
-          f"{sksoftmax.__version__}; seeds 0")
+
+    print(
+        f"numpy {numpy.__version__}, scipy {scipy.__version__}, "
+        f"scikit-learn {sklearn.__version__}, sksoftmax "
+        f"{sksoftmax.__version__}; seeds 0"
+    )
     checks = []
     try:
         X, y, _, _ = load_bibtex(normalize=True)
@@ -102,29 +124,64 @@ def main():
         print(f"Bibtex skipped: {exc}")
     else:
         umax_s, sgd_s = compare_on("Bibtex", X, y, eta0=0.1, sk_epochs=5)
-        checks.append(("Bibtex: U-max s/epoch <= SGDClassifier / 10",
-                       umax_s <= sgd_s / 10, f"{umax_s:.4f} vs {sgd_s:.4f}"))
-        checks.append(("Bibtex: U-max s/epoch <= 0.025", umax_s <= 0.025,
-                       f"{umax_s * 1000:.1f} ms"))
+        checks.append(
+            (
+                "Bibtex: U-max s/epoch <= SGDClassifier / 10",
+                umax_s <= sgd_s / 10,
+                f"{umax_s:.4f} vs {sgd_s:.4f}",
+            )
+        )
+        checks.append(
+            (
+                "Bibtex: U-max s/epoch <= 0.025",
+                umax_s <= 0.025,
+                f"{umax_s * 1000:.1f} ms",
+            )
+        )
 
     n_syn = 5000 if args.quick else 20000
-    X, y = make_softmax_classification(n_samples=n_syn, n_features=2000,
-                                       n_classes=1000, density=0.005,
-                                       random_state=0)
+    X, y = make_softmax_classification(
+        n_samples=n_syn,
+        n_features=2000,
+        n_classes=1000,
+        density=0.005,
+        random_state=0,
+    )
     # count features: the unit-norm rate divided by the median squared norm
     sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-    compare_on("synthetic planted softmax", X, y, eta0=0.05 / np.median(sq),
-               sk_epochs=2)
+    compare_on(
+        "synthetic planted softmax",
+        X,
+        y,
+        eta0=0.05 / np.median(sq),
+        sk_epochs=2,
+    )
 
-    rows = scaling("UMaxSoftmaxClassifier", [100, 1000, 10000, 100000], n_samples=n_syn,
-                   n_features=1000, density=0.02, epochs=11,
-                   repeats=1 if args.quick else 3)
+    rows = scaling(
+        "UMaxSoftmaxClassifier",
+        [100, 1000, 10000, 100000],
+        n_samples=n_syn,
+        n_features=1000,
+        density=0.02,
+        epochs=11,
+        repeats=1 if args.quick else 3,
+    )
     ratio = rows[-1]["epoch_s"] / rows[0]["epoch_s"]
-    checks.append(("s/epoch at 100,000 classes <= 2x at 100", ratio <= 2.0,
-                   f"{ratio:.2f}x"))
+    checks.append(
+        (
+            "s/epoch at 100,000 classes <= 2x at 100",
+            ratio <= 2.0,
+            f"{ratio:.2f}x",
+        )
+    )
     mem = max(r["fit_peak_bytes"] / r["x_plus_w_bytes"] for r in rows)
-    checks.append(("peak memory during fit <= 1.5 (X + W)", mem <= 1.5,
-                   f"worst {mem:.2f}x"))
+    checks.append(
+        (
+            "peak memory during fit <= 1.5 (X + W)",
+            mem <= 1.5,
+            f"worst {mem:.2f}x",
+        )
+    )
     return report(checks)
 
 

@@ -8,6 +8,7 @@ Run from the repository root::
 
     python examples/umax_bibtex.py
 """
+
 import warnings
 
 import numpy as np
@@ -30,7 +31,10 @@ X_test, y_test = X_test[keep], y_test[keep]
 
 search = GridSearchCV(
     UMaxSoftmaxClassifier(max_iter=20, tol=None, random_state=0),
-    {"eta0": [0.03, 0.1, 0.3, 1.0]}, scoring="neg_log_loss", cv=3)
+    {"eta0": [0.03, 0.1, 0.3, 1.0]},
+    scoring="neg_log_loss",
+    cv=3,
+)
 search.fit(X_train, y_train)
 best = search.best_estimator_
 print("best eta0:", search.best_params_["eta0"])

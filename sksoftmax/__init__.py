@@ -10,4 +10,9 @@ from .exceptions import DivergenceError
 
 __version__ = "0.1.0.dev0"
 
-__all__ = ["ImplicitSGDClassifier", "UMaxSoftmaxClassifier", "DivergenceError", "__version__"]
+__all__ = [
+    "ImplicitSGDClassifier",
+    "UMaxSoftmaxClassifier",
+    "DivergenceError",
+    "__version__",
+]

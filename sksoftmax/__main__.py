@@ -1,4 +1,5 @@
 """``python -m sksoftmax compare``: see :mod:`sksoftmax._compare`."""
+
 import sys
 
 from ._compare import main

@@ -36,6 +36,7 @@ from ._sgd_schedule import SCHEDULES
 from ._weight_matrix import make_weight_matrix
 from .exceptions import DivergenceError
 
+
 def _check_targets(y):
     """scikit-learn's target check, without its many-classes warning.
 
@@ -45,14 +46,23 @@ def _check_targets(y):
     """
     with warnings.catch_warnings():
         warnings.filterwarnings(
-            "ignore", message="The number of unique classes is greater than",
-            category=UserWarning)
+            "ignore",
+            message="The number of unique classes is greater than",
+            category=UserWarning,
+        )
         check_classification_targets(y)
 
 
 # Dropped after a divergence, so that no prediction uses the broken state.
-_MODEL_ATTRIBUTES = ("coef_", "intercept_", "classes_", "n_iter_", "t_",
-                     "loss_curve_", "_row_state")
+_MODEL_ATTRIBUTES = (
+    "coef_",
+    "intercept_",
+    "classes_",
+    "n_iter_",
+    "t_",
+    "loss_curve_",
+    "_row_state",
+)
 
 
 class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
@@ -101,20 +111,34 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         self : object
             Fitted estimator.
         """
-        X, y = validate_data(self, X, y, accept_sparse="csr",
-                             dtype=[np.float64, np.float32], order="C")
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            accept_sparse="csr",
+            dtype=[np.float64, np.float32],
+            order="C",
+        )
         _check_targets(y)
         sample_weight = _check_sample_weight(
-            sample_weight, X, dtype=np.float64, ensure_non_negative=True,
-            copy=True)
+            sample_weight,
+            X,
+            dtype=np.float64,
+            ensure_non_negative=True,
+            copy=True,
+        )
         classes = np.unique(y)
         if classes.shape[0] < 2:
             raise ValueError(
                 "The training data must contain samples of at least 2 classes;"
-                f" got one class only: {classes[0]!r}.")
-        warm = (self.warm_start and hasattr(self, "coef_")
-                and np.array_equal(getattr(self, "classes_", None), classes)
-                and self.coef_.shape == (classes.shape[0], X.shape[1]))
+                f" got one class only: {classes[0]!r}."
+            )
+        warm = (
+            self.warm_start
+            and hasattr(self, "coef_")
+            and np.array_equal(getattr(self, "classes_", None), classes)
+            and self.coef_.shape == (classes.shape[0], X.shape[1])
+        )
         self.classes_ = classes
         if not warm:
             self._init_state(X.shape[1], X.dtype)
@@ -127,13 +151,18 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         if self.early_stopping:
             train, val = self._validation_split(y_enc, sample_weight)
             X_val, y_val, w_val = X[val], y_enc[val], sample_weight[val]
-            X, y_enc, sample_weight = X[train], y_enc[train], sample_weight[train]
+            X, y_enc, sample_weight = (
+                X[train],
+                y_enc[train],
+                sample_weight[train],
+            )
             if not sp.issparse(X):
                 X = np.ascontiguousarray(X)
 
         row_state = getattr(self, "_row_state", None)
-        first_visit = not (warm and row_state is not None
-                           and len(row_state) == X.shape[0])
+        first_visit = not (
+            warm and row_state is not None and len(row_state) == X.shape[0]
+        )
         if first_visit:
             row_state = self._new_row_state(X.shape[0])
         self.t_ = 0 if not warm else self.t_
@@ -150,8 +179,9 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         self.n_iter_ = 0
         try:
             for epoch in range(self.max_iter):
-                objective = self._epoch(dataset, weights, y_enc, row_state,
-                                        order, first_visit)
+                objective = self._epoch(
+                    dataset, weights, y_enc, row_state, order, first_visit
+                )
                 first_visit = False
                 self.n_iter_ += 1
                 if self.early_stopping:
@@ -172,7 +202,9 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
                     warnings.warn(
                         f"Maximum number of epochs ({self.max_iter}) reached "
                         "before the stopping criterion; consider increasing "
-                        "max_iter or tol.", ConvergenceWarning)
+                        "max_iter or tol.",
+                        ConvergenceWarning,
+                    )
         finally:
             # coef_ is the kernel's own array: fold the lazy scale back once
             weights.fold_scale()
@@ -209,26 +241,40 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         first = not hasattr(self, "coef_")
         if first and classes is None:
             raise ValueError(
-                "classes must be passed on the first call to partial_fit.")
+                "classes must be passed on the first call to partial_fit."
+            )
         if first:
             # a failed earlier first call must not leave classes_ behind
             self.classes_ = None
-        X, y = validate_data(self, X, y, accept_sparse="csr",
-                             dtype=[np.float64, np.float32], order="C",
-                             reset=first)
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            accept_sparse="csr",
+            dtype=[np.float64, np.float32],
+            order="C",
+            reset=first,
+        )
         _check_targets(y)
         _check_partial_fit_first_call(self, classes)
         if self.classes_.shape[0] < 2:
-            raise ValueError("classes must hold at least 2 classes; got "
-                             f"{self.classes_!r}.")
+            raise ValueError(
+                f"classes must hold at least 2 classes; got {self.classes_!r}."
+            )
         unknown = np.setdiff1d(np.unique(y), self.classes_)
         if unknown.size:
             raise ValueError(
                 f"y contains labels not in classes {self.classes_!r}: "
-                f"{unknown[:10]!r}.")
+                f"{unknown[:10]!r}."
+            )
         sample_weight = _check_sample_weight(
-            sample_weight, X, dtype=np.float64, ensure_non_negative=True,
-            copy=True, allow_all_zero_weights=True)
+            sample_weight,
+            X,
+            dtype=np.float64,
+            ensure_non_negative=True,
+            copy=True,
+            allow_all_zero_weights=True,
+        )
         if first:
             self._init_state(X.shape[1], X.dtype)
             self._rng = RandomState.from_random_state(self.random_state)
@@ -246,8 +292,14 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         order = np.arange(X.shape[0], dtype=np.intp)
         weights = self._weight_matrix(fresh=first)
         try:
-            self._epoch(dataset, weights, y_enc,
-                        self._new_row_state(X.shape[0]), order, True)
+            self._epoch(
+                dataset,
+                weights,
+                y_enc,
+                self._new_row_state(X.shape[0]),
+                order,
+                True,
+            )
         finally:
             weights.fold_scale()
         self.n_iter_ = 1
@@ -266,12 +318,20 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
     def _epoch(self, dataset, weights, y_enc, row_state, order, first_visit):
         """Run one kernel epoch, then record and report it."""
         eta_epoch = SCHEDULES[self.learning_rate].eta_for_epoch(
-            self.eta0, self.decay, self._n_epochs)
+            self.eta0, self.decay, self._n_epochs
+        )
         start = time.perf_counter()
         try:
             obj_sum, weight_sum, self.t_ = self._run_epoch(
-                dataset, weights, y_enc, row_state, order, eta_epoch,
-                self.t_, first_visit)
+                dataset,
+                weights,
+                y_enc,
+                row_state,
+                order,
+                eta_epoch,
+                self.t_,
+                first_visit,
+            )
         except DivergenceError:
             for attr in _MODEL_ATTRIBUTES:
                 self.__dict__.pop(attr, None)
@@ -279,13 +339,17 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         seconds = time.perf_counter() - start
         self._n_epochs += 1
         penalty = 0.5 * self.alpha * weights.sq_norm
-        objective = obj_sum / weight_sum + penalty if weight_sum > 0 else np.nan
+        objective = (
+            obj_sum / weight_sum + penalty if weight_sum > 0 else np.nan
+        )
         self.loss_curve_.append(objective)
         if self.verbose:
             rate = dataset.n_samples / seconds if seconds > 0 else np.inf
-            print(f"Epoch {self._n_epochs}: {seconds:.4f} s, objective "
-                  f"estimate {objective:.6f}, {rate:,.0f} rows/s"
-                  + self._verbose_extra())
+            print(
+                f"Epoch {self._n_epochs}: {seconds:.4f} s, objective "
+                f"estimate {objective:.6f}, {rate:,.0f} rows/s"
+                + self._verbose_extra()
+            )
         return objective
 
     def _verbose_extra(self):
@@ -296,7 +360,9 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             f"{type(self).__name__} diverged in epoch {self._n_epochs + 1} "
             f"at row {row}: {what} (value {value:.6g}). The step size is too "
             f"large for this problem: lower eta0 (now {self.eta0:g})"
-            + self._divergence_hint() + ".")
+            + self._divergence_hint()
+            + "."
+        )
 
     def _divergence_hint(self):
         return ""
@@ -331,9 +397,11 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
                 f"validation_fraction={self.validation_fraction} of "
                 f"{y_enc.shape[0]} rows gives a validation or training set "
                 f"smaller than the {n_classes} classes; raise or lower it, "
-                "or set early_stopping=False.")
-        split = StratifiedShuffleSplit(test_size=self.validation_fraction,
-                                       random_state=self.random_state)
+                "or set early_stopping=False."
+            )
+        split = StratifiedShuffleSplit(
+            test_size=self.validation_fraction, random_state=self.random_state
+        )
         try:
             return next(split.split(np.zeros_like(y_enc), y_enc))
         except ValueError as exc:
@@ -343,7 +411,7 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
 
     # ----------------------------------------------------------- predict
     def _blocks(self, n_samples):
-        """Row blocks whose (rows, n_classes) temporaries fit working_memory."""
+        """Row blocks whose (rows, K) temporaries fit in working_memory."""
         row_bytes = 3 * self.classes_.shape[0] * self.coef_.dtype.itemsize
         chunk = get_chunk_n_rows(row_bytes=row_bytes, max_n_rows=n_samples)
         return gen_batches(n_samples, max(chunk, 1))
@@ -357,8 +425,13 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
 
     def _validate_X_predict(self, X):
         check_is_fitted(self, "coef_")
-        return validate_data(self, X, accept_sparse="csr",
-                             dtype=[np.float64, np.float32], reset=False)
+        return validate_data(
+            self,
+            X,
+            accept_sparse="csr",
+            dtype=[np.float64, np.float32],
+            reset=False,
+        )
 
     def decision_function(self, X):
         """Class scores X @ coef_.T + intercept_.
@@ -401,8 +474,10 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             Columns follow ``classes_``.
         """
         X = self._validate_X_predict(X)
-        out = np.empty((X.shape[0], self.classes_.shape[0]),
-                       dtype=np.result_type(X.dtype, self.coef_.dtype))
+        out = np.empty(
+            (X.shape[0], self.classes_.shape[0]),
+            dtype=np.result_type(X.dtype, self.coef_.dtype),
+        )
         for rows in self._blocks(X.shape[0]):
             s = self._scores(X[rows])
             s -= logsumexp(s, axis=1, keepdims=True)
@@ -448,8 +523,11 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         for rows in self._blocks(X.shape[0]):
             s = self._scores(X[rows]).astype(np.float64, copy=False)
             nll = logsumexp(s, axis=1) - s[np.arange(s.shape[0]), y_enc[rows]]
-            w = (np.ones(s.shape[0]) if sample_weight is None
-                 else sample_weight[rows])
+            w = (
+                np.ones(s.shape[0])
+                if sample_weight is None
+                else sample_weight[rows]
+            )
             total += float(nll @ w)
             wsum += float(w.sum())
         return total / wsum
@@ -475,8 +553,13 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         idx[idx == self.classes_.shape[0]] = 0
         if not np.array_equal(self.classes_[idx], y):
             raise ValueError("y contains labels not in classes_.")
-        sw = None if sample_weight is None else _check_sample_weight(
-            sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        sw = (
+            None
+            if sample_weight is None
+            else _check_sample_weight(
+                sample_weight, X, dtype=np.float64, ensure_non_negative=True
+            )
+        )
         return self._log_loss(X, idx, sw)
 
     def objective(self, X, y, sample_weight=None):
@@ -493,7 +576,9 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         objective : float
         """
         coef = self.coef_.astype(np.float64).ravel()
-        return self.log_loss(X, y, sample_weight) + 0.5 * self.alpha * (coef @ coef)
+        return self.log_loss(X, y, sample_weight) + 0.5 * self.alpha * (
+            coef @ coef
+        )
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -1,4 +1,4 @@
-"""``python -m sksoftmax compare``: the package's estimators beside scikit-learn's.
+"""``python -m sksoftmax compare``: our estimators beside scikit-learn's.
 
 Fits every estimator of :data:`METHODS` and scikit-learn's
 LogisticRegression (lbfgs) and SGDClassifier(loss="log_loss") on one dataset
@@ -25,16 +25,29 @@ from ._umax import UMaxSoftmaxClassifier
 # row norm of the data) and setting.random_state.
 METHODS = {
     "U-max (sksoftmax)": lambda s: UMaxSoftmaxClassifier(
-        eta0=s.eta0, alpha=s.alpha, max_iter=50, tol=None,
-        random_state=s.random_state),
+        eta0=s.eta0,
+        alpha=s.alpha,
+        max_iter=50,
+        tol=None,
+        random_state=s.random_state,
+    ),
     "Implicit SGD (sksoftmax)": lambda s: ImplicitSGDClassifier(
-        eta0=100 * s.eta0, alpha=s.alpha, max_iter=50, tol=None,
-        random_state=s.random_state),
+        eta0=100 * s.eta0,
+        alpha=s.alpha,
+        max_iter=50,
+        tol=None,
+        random_state=s.random_state,
+    ),
     "LogisticRegression lbfgs": lambda s: LogisticRegression(
-        solver="lbfgs", C=1.0 / (s.alpha * s.n_samples), max_iter=300),
+        solver="lbfgs", C=1.0 / (s.alpha * s.n_samples), max_iter=300
+    ),
     "SGDClassifier log_loss (OvR)": lambda s: SGDClassifier(
-        loss="log_loss", alpha=s.alpha, max_iter=50, tol=1e-4,
-        random_state=s.random_state),
+        loss="log_loss",
+        alpha=s.alpha,
+        max_iter=50,
+        tol=1e-4,
+        random_state=s.random_state,
+    ),
 }
 
 
@@ -67,18 +80,31 @@ def _load(args):
     if args.train:
         if not args.test:
             raise SystemExit("--train needs --test")
-        return datasets.load_svmlight_pair(args.train, args.test,
-                                           normalize=not args.raw)
+        return datasets.load_svmlight_pair(
+            args.train, args.test, normalize=not args.raw
+        )
     X, y = datasets.make_softmax_classification(
         n_samples=args.n_samples + args.n_samples // 4,
-        n_features=args.n_features, n_classes=args.n_classes,
-        density=args.density, random_state=args.random_state)
+        n_features=args.n_features,
+        n_classes=args.n_classes,
+        density=args.density,
+        random_state=args.random_state,
+    )
     n = args.n_samples
     return X[:n], y[:n], X[n:], y[n:]
 
 
-def compare(X_train, y_train, X_test, y_test, methods=None, alpha=1e-5,
-            eta0=0.1, random_state=0, out=print):
+def compare(
+    X_train,
+    y_train,
+    X_test,
+    y_test,
+    methods=None,
+    alpha=1e-5,
+    eta0=0.1,
+    random_state=0,
+    out=print,
+):
     """Fit each method and return the table rows (also printed via ``out``).
 
     Parameters
@@ -111,18 +137,28 @@ def compare(X_train, y_train, X_test, y_test, methods=None, alpha=1e-5,
     5
     """
     methods = METHODS if methods is None else methods
-    sq = np.asarray(X_train.multiply(X_train).sum(axis=1)).ravel() \
-        if hasattr(X_train, "multiply") else (X_train ** 2).sum(axis=1)
-    setting = Setting(alpha, X_train.shape[0], eta0 / np.median(sq),
-                      random_state)
+    sq = (
+        np.asarray(X_train.multiply(X_train).sum(axis=1)).ravel()
+        if hasattr(X_train, "multiply")
+        else (X_train**2).sum(axis=1)
+    )
+    setting = Setting(
+        alpha, X_train.shape[0], eta0 / np.median(sq), random_state
+    )
     seen = np.isin(y_test, np.unique(y_train))
     X_test, y_test = X_test[seen], y_test[seen]
-    out(f"train {X_train.shape[0]} x {X_train.shape[1]}, test "
+    out(
+        f"train {X_train.shape[0]} x {X_train.shape[1]}, test "
         f"{X_test.shape[0]} rows ({int((~seen).sum())} with unseen labels "
-        f"dropped), {np.unique(y_train).shape[0]} classes")
-    header = (f"{'method':<32} {'fit s':>8} {'train logloss':>14} "
-              f"{'test logloss':>13} {'test acc':>9}")
-    out(f"alpha={alpha:g} for every method; stochastic eta0={setting.eta0:.4g}")
+        f"dropped), {np.unique(y_train).shape[0]} classes"
+    )
+    header = (
+        f"{'method':<32} {'fit s':>8} {'train logloss':>14} "
+        f"{'test logloss':>13} {'test acc':>9}"
+    )
+    out(
+        f"alpha={alpha:g} for every method; stochastic eta0={setting.eta0:.4g}"
+    )
     out(header)
     out("-" * len(header))
     rows = []
@@ -136,38 +172,64 @@ def compare(X_train, y_train, X_test, y_test, methods=None, alpha=1e-5,
         train_ll, _ = evaluate(clf, X_train, y_train)
         test_ll, test_acc = evaluate(clf, X_test, y_test)
         rows.append((name, seconds, train_ll, test_ll, test_acc))
-        out(f"{name:<32} {seconds:>8.2f} {train_ll:>14.4f} {test_ll:>13.4f} "
-            f"{test_acc:>9.4f}")
+        out(
+            f"{name:<32} {seconds:>8.2f} {train_ll:>14.4f} {test_ll:>13.4f} "
+            f"{test_acc:>9.4f}"
+        )
     return rows
 
 
 def main(argv=None):
     """Entry point of ``python -m sksoftmax``."""
     parser = argparse.ArgumentParser(
-        prog="python -m sksoftmax",
-        description="sksoftmax command line.")
+        prog="python -m sksoftmax", description="sksoftmax command line."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     cmp = sub.add_parser(
-        "compare", help="fit sksoftmax and scikit-learn classifiers on one "
-        "dataset and print fit time, log-loss and accuracy")
-    cmp.add_argument("--train", help="training svmlight file (multi-label "
-                     "allowed: the first label is kept)")
+        "compare",
+        help="fit sksoftmax and scikit-learn classifiers on one "
+        "dataset and print fit time, log-loss and accuracy",
+    )
+    cmp.add_argument(
+        "--train",
+        help="training svmlight file (multi-label "
+        "allowed: the first label is kept)",
+    )
     cmp.add_argument("--test", help="test svmlight file")
-    cmp.add_argument("--raw", action="store_true",
-                     help="keep raw feature values (default: unit L2 rows)")
-    cmp.add_argument("--n-samples", type=int, default=20000,
-                     help="synthetic training rows (a quarter more for test)")
+    cmp.add_argument(
+        "--raw",
+        action="store_true",
+        help="keep raw feature values (default: unit L2 rows)",
+    )
+    cmp.add_argument(
+        "--n-samples",
+        type=int,
+        default=20000,
+        help="synthetic training rows (a quarter more for test)",
+    )
     cmp.add_argument("--n-features", type=int, default=2000)
     cmp.add_argument("--n-classes", type=int, default=1000)
     cmp.add_argument("--density", type=float, default=0.005)
-    cmp.add_argument("--alpha", type=float, default=1e-5,
-                     help="L2 penalty of the mean log-loss, for every method")
-    cmp.add_argument("--eta0", type=float, default=0.05,
-                     help="learning rate for unit-norm rows (divided by the "
-                     "median squared row norm of the data)")
+    cmp.add_argument(
+        "--alpha",
+        type=float,
+        default=1e-5,
+        help="L2 penalty of the mean log-loss, for every method",
+    )
+    cmp.add_argument(
+        "--eta0",
+        type=float,
+        default=0.05,
+        help="learning rate for unit-norm rows (divided by the "
+        "median squared row norm of the data)",
+    )
     cmp.add_argument("--random-state", type=int, default=0)
     args = parser.parse_args(argv)
     if args.command == "compare":
-        compare(*_load(args), alpha=args.alpha, eta0=args.eta0,
-                random_state=args.random_state)
+        compare(
+            *_load(args),
+            alpha=args.alpha,
+            eta0=args.eta0,
+            random_state=args.random_state,
+        )
     return 0

@@ -11,7 +11,7 @@ from ._sgd_schedule import SCHEDULES
 
 
 class ImplicitSGDClassifier(DoubleSumSoftmaxClassifier):
-    """Softmax regression fitted by Implicit SGD (Fagan & Iyengar 2018, Alg. 1).
+    """Softmax regression fitted by Implicit SGD (Fagan & Iyengar 2018).
 
     The same double-sum formulation as :class:`UMaxSoftmaxClassifier` (one
     variable ``u_i`` per training row), optimised with implicit (proximal)
@@ -100,12 +100,26 @@ n_features_in_, feature_names_in_
         "n_sampled_classes": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, n_sampled_classes=1, *, eta0=1.0,
-                 learning_rate="exponential", decay=0.9, power_t=0.5,
-                 alpha=0.0, fit_intercept=True, max_iter=50, tol=1e-3,
-                 shuffle=True, random_state=None, warm_start=False,
-                 verbose=0, early_stopping=False, validation_fraction=0.1,
-                 n_iter_no_change=5):
+    def __init__(
+        self,
+        n_sampled_classes=1,
+        *,
+        eta0=1.0,
+        learning_rate="exponential",
+        decay=0.9,
+        power_t=0.5,
+        alpha=0.0,
+        fit_intercept=True,
+        max_iter=50,
+        tol=1e-3,
+        shuffle=True,
+        random_state=None,
+        warm_start=False,
+        verbose=0,
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=5,
+    ):
         self.n_sampled_classes = n_sampled_classes
         self.eta0 = eta0
         self.learning_rate = learning_rate
@@ -128,7 +142,8 @@ n_features_in_, feature_names_in_
             raise ValueError(
                 f"n_sampled_classes={self.n_sampled_classes} exceeds the "
                 f"{self.classes_.shape[0] - 1} classes other than a row's "
-                "own (classes are drawn without replacement); lower it.")
+                "own (classes are drawn without replacement); lower it."
+            )
         if not self.fit_intercept:
             empty = np.flatnonzero(dataset.row_sq_norms == 0)
             if empty.size:
@@ -136,17 +151,35 @@ n_features_in_, feature_names_in_
                     f"ImplicitSGDClassifier with fit_intercept=False cannot "
                     f"fit rows whose features are all zero (the implicit "
                     f"step divides by ||x||^2); rows {empty[:10].tolist()} "
-                    "are. Drop them or set fit_intercept=True.")
+                    "are. Drop them or set fit_intercept=True."
+                )
 
-    def _run_epoch(self, dataset, weights, y_enc, u, order, eta_epoch, t,
-                   first_visit):
-        kernel = (implicit_epoch64 if self.coef_.dtype == np.float64
-                  else implicit_epoch32)
+    def _run_epoch(
+        self, dataset, weights, y_enc, u, order, eta_epoch, t, first_visit
+    ):
+        kernel = (
+            implicit_epoch64
+            if self.coef_.dtype == np.float64
+            else implicit_epoch32
+        )
         status, obj_sum, weight_sum, t_new, n_evals, row, value = kernel(
-            dataset, weights, y_enc, u, self._rng, order,
-            self.n_sampled_classes, first_visit,
-            SCHEDULES[self.learning_rate].code, eta_epoch, self.eta0,
-            self.power_t, t, self.alpha, self.fit_intercept, self.shuffle)
+            dataset,
+            weights,
+            y_enc,
+            u,
+            self._rng,
+            order,
+            self.n_sampled_classes,
+            first_visit,
+            SCHEDULES[self.learning_rate].code,
+            eta_epoch,
+            self.eta0,
+            self.power_t,
+            t,
+            self.alpha,
+            self.fit_intercept,
+            self.shuffle,
+        )
         if status != 0:
             self._raise_divergence("u or ||W|| is not finite", row, value)
         self.n_evals_per_step_ = n_evals / max(t_new - t, 1)

@@ -64,7 +64,8 @@ cdef inline Py_ssize_t rng_randint(rng_state* st, Py_ssize_t n) noexcept nogil:
     return <Py_ssize_t>(r % un)
 
 
-cdef inline void rng_shuffle(rng_state* st, Py_ssize_t* a, Py_ssize_t n) noexcept nogil:
+cdef inline void rng_shuffle(rng_state* st, Py_ssize_t* a,
+                             Py_ssize_t n) noexcept nogil:
     """Fisher-Yates shuffle of a[0:n] in place."""
     cdef Py_ssize_t i, j, tmp
     for i in range(n - 1, 0, -1):
@@ -77,7 +78,7 @@ cdef inline void rng_shuffle(rng_state* st, Py_ssize_t* a, Py_ssize_t n) noexcep
 cdef inline void sample_classes_with_replacement(
         rng_state* st, Py_ssize_t n_classes, Py_ssize_t exclude,
         Py_ssize_t m, Py_ssize_t* out) noexcept nogil:
-    """m classes drawn uniformly, with replacement, from {0..K-1} minus exclude.
+    """m classes drawn uniformly with replacement from {0..K-1} - exclude.
 
     Needs n_classes >= 2. Drawing from K-1 values and stepping over
     ``exclude`` keeps one draw per class (no rejection loop).

@@ -69,17 +69,21 @@ cdef class RandomState:
                        Py_ssize_t m, bint replace=True):
         """m classes from {0..n_classes-1} without ``exclude``."""
         if n_classes < 2 or not 0 <= exclude < n_classes:
-            raise ValueError("need n_classes >= 2 and 0 <= exclude < n_classes")
+            raise ValueError(
+                "need n_classes >= 2 and 0 <= exclude < n_classes")
         if not replace and not 1 <= m <= n_classes - 1:
-            raise ValueError("without replacement m must be in [1, n_classes-1]")
+            raise ValueError(
+                "without replacement m must be in [1, n_classes-1]")
         out = np.empty(m, dtype=np.intp)
         cdef Py_ssize_t[::1] o = out
         if m == 0:
             return out
         if replace:
-            sample_classes_with_replacement(&self.state, n_classes, exclude, m, &o[0])
+            sample_classes_with_replacement(&self.state, n_classes,
+                                            exclude, m, &o[0])
         else:
-            sample_classes_without_replacement(&self.state, n_classes, exclude, m, &o[0])
+            sample_classes_without_replacement(&self.state, n_classes,
+                                               exclude, m, &o[0])
         return out
 
 

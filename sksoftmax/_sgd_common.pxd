@@ -3,7 +3,7 @@
 
 cdef enum Schedule:
     SCHEDULE_CONSTANT = 0
-    SCHEDULE_EXPONENTIAL = 1    # eta0 * decay**epoch: the kernel gets it per epoch
+    SCHEDULE_EXPONENTIAL = 1    # eta0 * decay**epoch, given per epoch
     SCHEDULE_INVSCALING = 2     # eta0 / t**power_t: recomputed per row
 
 

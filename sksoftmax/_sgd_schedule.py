@@ -4,6 +4,7 @@ The integer codes match ``Schedule`` in ``_sgd_common.pxd``. Per-epoch
 schedules are resolved here; 'invscaling' changes every row, so the kernels
 recompute it from the row counter ``t``.
 """
+
 from collections import namedtuple
 
 Schedule = namedtuple("Schedule", ["code", "eta_for_epoch"])

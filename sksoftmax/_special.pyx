@@ -86,5 +86,6 @@ def logsumexp_rows(a):
     cdef Py_ssize_t i
     with nogil:
         for i in range(av.shape[0]):
-            ov[i] = logsumexp(&av[i, 0], av.shape[1]) if av.shape[1] else logsumexp(NULL, 0)
+            ov[i] = (logsumexp(&av[i, 0], av.shape[1]) if av.shape[1]
+                     else logsumexp(NULL, 0))
     return out

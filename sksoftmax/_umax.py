@@ -138,12 +138,27 @@ class UMaxSoftmaxClassifier(DoubleSumSoftmaxClassifier):
         "delta": [Interval(Real, 0, None, closed="neither"), None],
     }
 
-    def __init__(self, n_sampled_classes=5, delta=1.0, *, eta0=0.1,
-                 learning_rate="exponential", decay=0.9, power_t=0.5,
-                 alpha=0.0, fit_intercept=True, max_iter=50, tol=1e-3,
-                 shuffle=True, random_state=None, warm_start=False,
-                 verbose=0, early_stopping=False, validation_fraction=0.1,
-                 n_iter_no_change=5):
+    def __init__(
+        self,
+        n_sampled_classes=5,
+        delta=1.0,
+        *,
+        eta0=0.1,
+        learning_rate="exponential",
+        decay=0.9,
+        power_t=0.5,
+        alpha=0.0,
+        fit_intercept=True,
+        max_iter=50,
+        tol=1e-3,
+        shuffle=True,
+        random_state=None,
+        warm_start=False,
+        verbose=0,
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=5,
+    ):
         self.n_sampled_classes = n_sampled_classes
         self.delta = delta
         self.eta0 = eta0
@@ -163,7 +178,7 @@ class UMaxSoftmaxClassifier(DoubleSumSoftmaxClassifier):
         self.n_iter_no_change = n_iter_no_change
 
     def _bounds(self, dataset):
-        """B_W, B_u and sum(s) log K of App. B (per-row loss), or infinities."""
+        """B_W, B_u and sum(s) log K of App. B (per-row loss), or inf."""
         if self.alpha <= 0:
             return np.inf, np.inf, np.inf
         n_classes = self.classes_.shape[0]
@@ -171,31 +186,55 @@ class UMaxSoftmaxClassifier(DoubleSumSoftmaxClassifier):
         bound_u = np.inf
         if not self.fit_intercept:
             b_x = np.sqrt(dataset.row_sq_norms.max(initial=0.0))
-            bound_u = np.logaddexp(0.0, np.log(n_classes - 1) + 2 * b_x * bound_w)
+            bound_u = np.logaddexp(
+                0.0, np.log(n_classes - 1) + 2 * b_x * bound_w
+            )
         return bound_w, bound_u, dataset.weights.sum() * np.log(n_classes)
 
-    def _run_epoch(self, dataset, weights, y_enc, u, order, eta_epoch, t,
-                   first_visit):
-        kernel = umax_epoch64 if self.coef_.dtype == np.float64 else umax_epoch32
+    def _run_epoch(
+        self, dataset, weights, y_enc, u, order, eta_epoch, t, first_visit
+    ):
+        kernel = (
+            umax_epoch64 if self.coef_.dtype == np.float64 else umax_epoch32
+        )
         bound_w, bound_u, weight_log_k = self._bounds(dataset)
         status, obj_sum, weight_sum, t, row, value = kernel(
-            dataset, weights, y_enc, u, self._rng, order,
+            dataset,
+            weights,
+            y_enc,
+            u,
+            self._rng,
+            order,
             self.n_sampled_classes,
             1.0 if self.delta is None else float(self.delta),
-            self.delta is None, first_visit,
-            SCHEDULES[self.learning_rate].code, eta_epoch, self.eta0,
-            self.power_t, t, self.alpha, bound_w, bound_u, weight_log_k,
-            self.fit_intercept, self.shuffle)
+            self.delta is None,
+            first_visit,
+            SCHEDULES[self.learning_rate].code,
+            eta_epoch,
+            self.eta0,
+            self.power_t,
+            t,
+            self.alpha,
+            bound_w,
+            bound_u,
+            weight_log_k,
+            self.fit_intercept,
+            self.shuffle,
+        )
         if status == _STATUS_OVERFLOW:
             self._raise_divergence(
-                "the exponent x.(w_k - w_y) - u would overflow", row, value)
+                "the exponent x.(w_k - w_y) - u would overflow", row, value
+            )
         if status == _STATUS_NONFINITE:
-            self._raise_divergence("u, a class score or ||W|| is not finite",
-                                   row, value)
+            self._raise_divergence(
+                "u, a class score or ||W|| is not finite", row, value
+            )
         return obj_sum, weight_sum, t
 
     def _divergence_hint(self):
         if self.delta is None:
-            return (", or use U-max (delta=1.0) instead of plain double-sum "
-                    "SGD (delta=None), whose gradients are unbounded")
+            return (
+                ", or use U-max (delta=1.0) instead of plain double-sum "
+                "SGD (delta=None), whose gradients are unbounded"
+            )
         return ", or lower delta"

@@ -19,8 +19,13 @@ from sklearn.datasets import load_svmlight_file, load_svmlight_files
 from sklearn.preprocessing import normalize as _l2_normalize
 from sklearn.utils import check_random_state
 
-__all__ = ["load_svmlight_first_label", "load_svmlight_pair", "load_bibtex",
-           "make_softmax_classification", "shared_data_dir"]
+__all__ = [
+    "load_svmlight_first_label",
+    "load_svmlight_pair",
+    "load_bibtex",
+    "make_softmax_classification",
+    "shared_data_dir",
+]
 
 
 def shared_data_dir():
@@ -51,12 +56,14 @@ def shared_data_dir():
 def _first_label(X, Y, normalize, dtype):
     """Apply the papers' protocol to a multi-label (X, Y)."""
     X = sp.csr_matrix(X, dtype=dtype)
-    has_label = np.fromiter((len(labels) > 0 for labels in Y), dtype=bool,
-                            count=len(Y))
+    has_label = np.fromiter(
+        (len(labels) > 0 for labels in Y), dtype=bool, count=len(Y)
+    )
     keep = has_label & (np.diff(X.indptr) > 0)
     # svmlight stores labels ascending, so the first is the lowest index
-    y = np.array([int(min(labels)) for labels, k in zip(Y, keep) if k],
-                 dtype=np.int64)
+    y = np.array(
+        [int(min(labels)) for labels, k in zip(Y, keep) if k], dtype=np.int64
+    )
     X = X[keep]
     X.sum_duplicates()
     X.eliminate_zeros()
@@ -66,13 +73,16 @@ def _first_label(X, Y, normalize, dtype):
     if normalize:
         X = _l2_normalize(X, norm="l2", copy=False)
     X.indices = X.indices.astype(np.int32, copy=False)
-    X.indptr = X.indptr.astype(np.int32, copy=False) if X.nnz < 2**31 else X.indptr
+    X.indptr = (
+        X.indptr.astype(np.int32, copy=False) if X.nnz < 2**31 else X.indptr
+    )
     X.sort_indices()
     return X, y
 
 
-def load_svmlight_first_label(path, n_features=None, normalize=False,
-                              dtype=np.float64, zero_based=True):
+def load_svmlight_first_label(
+    path, n_features=None, normalize=False, dtype=np.float64, zero_based=True
+):
     """Load a multi-label svmlight file as a multi-class problem.
 
     Keeps the first (lowest-index) label of each row as its class and drops
@@ -108,14 +118,24 @@ def load_svmlight_first_label(path, n_features=None, normalize=False,
     ([3, 2], (2, 3))
     >>> os.remove(name)
     """
-    X, Y = load_svmlight_file(str(path), n_features=n_features,
-                              multilabel=True, zero_based=zero_based,
-                              dtype=dtype)
+    X, Y = load_svmlight_file(
+        str(path),
+        n_features=n_features,
+        multilabel=True,
+        zero_based=zero_based,
+        dtype=dtype,
+    )
     return _first_label(X, Y, normalize, dtype)
 
 
-def load_svmlight_pair(train_path, test_path, n_features=None,
-                       normalize=False, dtype=np.float64, zero_based=True):
+def load_svmlight_pair(
+    train_path,
+    test_path,
+    n_features=None,
+    normalize=False,
+    dtype=np.float64,
+    zero_based=True,
+):
     """Load a train and a test svmlight file with the same number of features.
 
     Parameters
@@ -140,10 +160,16 @@ def load_svmlight_pair(train_path, test_path, n_features=None,
     ...     assert Xtr.shape[1] == Xte.shape[1]
     """
     Xtr, Ytr, Xte, Yte = load_svmlight_files(
-        [str(train_path), str(test_path)], n_features=n_features,
-        multilabel=True, zero_based=zero_based, dtype=dtype)
-    return (*_first_label(Xtr, Ytr, normalize, dtype),
-            *_first_label(Xte, Yte, normalize, dtype))
+        [str(train_path), str(test_path)],
+        n_features=n_features,
+        multilabel=True,
+        zero_based=zero_based,
+        dtype=dtype,
+    )
+    return (
+        *_first_label(Xtr, Ytr, normalize, dtype),
+        *_first_label(Xte, Yte, normalize, dtype),
+    )
 
 
 def load_bibtex(normalize=True, dtype=np.float64):
@@ -181,18 +207,31 @@ def load_bibtex(normalize=True, dtype=np.float64):
         raise FileNotFoundError(
             "Bibtex not found: expected ../shared/data/bibtex_train.svm.gz "
             "and bibtex_test.svm.gz beside the repository, or a folder named "
-            "by $SKSOFTMAX_SHARED_DATA.")
-    return load_svmlight_pair(folder / names[0], folder / names[1],
-                              n_features=1836, normalize=normalize,
-                              dtype=dtype)
+            "by $SKSOFTMAX_SHARED_DATA."
+        )
+    return load_svmlight_pair(
+        folder / names[0],
+        folder / names[1],
+        n_features=1836,
+        normalize=normalize,
+        dtype=dtype,
+    )
 
 
-def make_softmax_classification(n_samples=1000, n_features=1000,
-                                n_classes=100, density=0.01, *,
-                                n_informative=5, topic_weight=0.5,
-                                background_exponent=1.0, class_exponent=0.0,
-                                random_state=None, return_coef=False,
-                                dtype=np.float64):
+def make_softmax_classification(
+    n_samples=1000,
+    n_features=1000,
+    n_classes=100,
+    density=0.01,
+    *,
+    n_informative=5,
+    topic_weight=0.5,
+    background_exponent=1.0,
+    class_exponent=0.0,
+    random_state=None,
+    return_coef=False,
+    dtype=np.float64,
+):
     """Sparse counts and labels from a planted, exactly softmax, model.
 
     The class comes first: y ~ prior, with prior_k proportional to
@@ -200,7 +239,8 @@ def make_softmax_classification(n_samples=1000, n_features=1000,
     L = 1 + Poisson(density * n_features - 1) words: each word is, with
     probability ``topic_weight``, one of the ``n_informative`` topic features
     S_y of the class (drawn at random per class), otherwise a feature from a
-    shared Zipf-like background bg_j proportional to (j + 1)^-background_exponent.
+    shared Zipf-like background bg_j proportional to
+    (j + 1)^-background_exponent.
     The features are the word counts. Since p(x | y = k) is multinomial with
     theta_kj = (1 - lam) bg_j + lam c_kj / n_informative (c_kj the times j is
     in S_k), and L does not depend on the class, Bayes' rule gives exactly
@@ -253,20 +293,25 @@ def make_softmax_classification(n_samples=1000, n_features=1000,
     if not 0 < topic_weight < 1:
         raise ValueError(f"topic_weight must be in (0, 1), got {topic_weight}")
     if n_classes < 2 or n_features < 1 or n_samples < 1 or n_informative < 1:
-        raise ValueError("need n_classes >= 2 and positive n_samples, "
-                         "n_features, n_informative")
+        raise ValueError(
+            "need n_classes >= 2 and positive n_samples, "
+            "n_features, n_informative"
+        )
     if not 0 < density <= 1:
         raise ValueError(f"density must be in (0, 1], got {density}")
     rng = np.random.default_rng(
-        check_random_state(random_state).randint(0, 2**31 - 1))
+        check_random_state(random_state).randint(0, 2**31 - 1)
+    )
     lam = float(topic_weight)
 
-    bg = (np.arange(1, n_features + 1, dtype=np.float64)
-          ** -float(background_exponent))
+    bg = np.arange(1, n_features + 1, dtype=np.float64) ** -float(
+        background_exponent
+    )
     bg /= bg.sum()
     bg_cdf = np.cumsum(bg)
-    prior = (np.arange(1, n_classes + 1, dtype=np.float64)
-             ** -float(class_exponent))
+    prior = np.arange(1, n_classes + 1, dtype=np.float64) ** -float(
+        class_exponent
+    )
     prior /= prior.sum()
     topics = rng.integers(0, n_features, size=(n_classes, n_informative))
 
@@ -275,12 +320,15 @@ def make_softmax_classification(n_samples=1000, n_features=1000,
     lengths = 1 + rng.poisson(max(density * n_features - 1.0, 0.0), n_samples)
     rows = np.repeat(np.arange(n_samples), lengths)
     from_topic = rng.random(rows.shape[0]) < lam
-    words = np.minimum(np.searchsorted(bg_cdf, rng.random(rows.shape[0])),
-                       n_features - 1)
+    words = np.minimum(
+        np.searchsorted(bg_cdf, rng.random(rows.shape[0])), n_features - 1
+    )
     slot = rng.integers(0, n_informative, size=int(from_topic.sum()))
     words[from_topic] = topics[y[rows[from_topic]], slot]
-    X = sp.csr_matrix((np.ones(rows.shape[0], dtype=dtype),
-                       (rows, words)), shape=(n_samples, n_features))
+    X = sp.csr_matrix(
+        (np.ones(rows.shape[0], dtype=dtype), (rows, words)),
+        shape=(n_samples, n_features),
+    )
     X.sum_duplicates()
     X.indices = X.indices.astype(np.int32, copy=False)
     if not return_coef:
@@ -288,11 +336,15 @@ def make_softmax_classification(n_samples=1000, n_features=1000,
 
     # c_kj: multiplicity of j in S_k, as a sparse (K, D) count matrix
     counts = sp.csr_matrix(
-        (np.ones(topics.size), (np.repeat(np.arange(n_classes), n_informative),
-                                topics.ravel())),
-        shape=(n_classes, n_features))
+        (
+            np.ones(topics.size),
+            (np.repeat(np.arange(n_classes), n_informative), topics.ravel()),
+        ),
+        shape=(n_classes, n_features),
+    )
     counts.sum_duplicates()
     cols = counts.indices
-    counts.data = np.log1p(lam * counts.data
-                           / (n_informative * (1 - lam) * bg[cols]))
+    counts.data = np.log1p(
+        lam * counts.data / (n_informative * (1 - lam) * bg[cols])
+    )
     return X, y, counts, np.log(prior)

@@ -5,6 +5,7 @@ Cython kernel, drawing its random numbers from a copy of the kernel's
 generator through the same primitives, so the two can be compared to
 rounding error.
 """
+
 import pickle
 
 import numpy as np
@@ -20,11 +21,31 @@ def dense(X):
     return X.toarray() if sp.issparse(X) else np.asarray(X)
 
 
-def umax_epoch_reference(X, y, sw, W, b, u, rng, *, m, delta, vanilla,
-                         init_u, eta_epoch, eta0=None, power_t=0.5,
-                         schedule="constant", t=0, alpha=0.0,
-                         bound_w=np.inf, bound_u=np.inf, weight_log_k=np.inf,
-                         fit_intercept=True, shuffle=True):
+def umax_epoch_reference(
+    X,
+    y,
+    sw,
+    W,
+    b,
+    u,
+    rng,
+    *,
+    m,
+    delta,
+    vanilla,
+    init_u,
+    eta_epoch,
+    eta0=None,
+    power_t=0.5,
+    schedule="constant",
+    t=0,
+    alpha=0.0,
+    bound_w=np.inf,
+    bound_u=np.inf,
+    weight_log_k=np.inf,
+    fit_intercept=True,
+    shuffle=True,
+):
     """One epoch of Alg. 2 of Fagan & Iyengar (2018) on the per-row loss.
 
     Returns (W, b, u, objective_sum, weight_sum, t), all new arrays.

@@ -1,4 +1,5 @@
 """scikit-learn's estimator checks on every public sksoftmax estimator."""
+
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sksoftmax import ImplicitSGDClassifier, UMaxSoftmaxClassifier
@@ -10,9 +11,11 @@ ESTIMATORS = [
 ]
 
 # Each entry: check name -> one-line reason it is expected to fail.
-_STOCHASTIC = ("stochastic solver: a row of weight 2 and the same row twice "
-               "are visited in different random orders, so the fits agree "
-               "only in expectation (SGDClassifier fails it too)")
+_STOCHASTIC = (
+    "stochastic solver: a row of weight 2 and the same row twice "
+    "are visited in different random orders, so the fits agree "
+    "only in expectation (SGDClassifier fails it too)"
+)
 EXPECTED_FAILED = {
     "check_sample_weight_equivalence_on_dense_data": _STOCHASTIC,
     "check_sample_weight_equivalence_on_sparse_data": _STOCHASTIC,
@@ -23,7 +26,8 @@ def _expected_failed_checks(estimator):
     return EXPECTED_FAILED
 
 
-@parametrize_with_checks(ESTIMATORS,
-                         expected_failed_checks=_expected_failed_checks)
+@parametrize_with_checks(
+    ESTIMATORS, expected_failed_checks=_expected_failed_checks
+)
 def test_sklearn_compatible(estimator, check):
     check(estimator)

@@ -1,4 +1,5 @@
-"""sksoftmax.datasets: the papers' protocol and the planted softmax generator."""
+"""sksoftmax.datasets: the papers' protocol and the planted generator."""
+
 import gzip
 
 import numpy as np
@@ -7,23 +8,30 @@ import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import logsumexp
 
-from sksoftmax.datasets import (load_bibtex, load_svmlight_first_label,
-                                make_softmax_classification, shared_data_dir)
+from sksoftmax.datasets import (
+    load_bibtex,
+    load_svmlight_first_label,
+    make_softmax_classification,
+    shared_data_dir,
+)
 
 
 def test_protocol_on_a_small_file(tmp_path):
     path = tmp_path / "tiny.svm"
-    path.write_text("3,5 0:1 2:3\n"      # first label 3
-                    " 1:1\n"             # no label: dropped
-                    "2,4 \n"             # no feature: dropped
-                    "4 1:0\n"            # only an explicit zero: dropped
-                    "1 0:1 1:2\n")
+    path.write_text(
+        "3,5 0:1 2:3\n"  # first label 3
+        " 1:1\n"  # no label: dropped
+        "2,4 \n"  # no feature: dropped
+        "4 1:0\n"  # only an explicit zero: dropped
+        "1 0:1 1:2\n"
+    )
     X, y = load_svmlight_first_label(path, n_features=3)
     assert_array_equal(y, [3, 1])
     assert_array_equal(X.toarray(), [[1, 0, 3], [1, 2, 0]])
     assert X.indices.dtype == np.int32 and X.has_canonical_format
-    Xn, _ = load_svmlight_first_label(path, n_features=3, normalize=True,
-                                      dtype=np.float32)
+    Xn, _ = load_svmlight_first_label(
+        path, n_features=3, normalize=True, dtype=np.float32
+    )
     assert Xn.dtype == np.float32
     assert_allclose(sp.linalg.norm(Xn, axis=1), 1.0, rtol=1e-6)
 
@@ -46,8 +54,9 @@ def test_bibtex_protocol(bibtex_dir):
     # compare the first rows with a hand parse of the raw file
     with gzip.open(bibtex_dir / "bibtex_train.svm.gz", "rt") as f:
         raw = [f.readline() for _ in range(40)]
-    kept = [line for line in raw
-            if line.split(" ")[0] and len(line.split()) > 1]
+    kept = [
+        line for line in raw if line.split(" ")[0] and len(line.split()) > 1
+    ]
     Xr, yr, _, _ = load_bibtex(normalize=False)
     for i, line in enumerate(kept[:20]):
         head, *feats = line.split()
@@ -57,15 +66,17 @@ def test_bibtex_protocol(bibtex_dir):
 
 
 def test_generator_shapes_and_reproducibility():
-    X, y = make_softmax_classification(500, 300, 40, density=0.05,
-                                       random_state=3, dtype=np.float32)
+    X, y = make_softmax_classification(
+        500, 300, 40, density=0.05, random_state=3, dtype=np.float32
+    )
     assert X.shape == (500, 300) and X.dtype == np.float32
     assert y.dtype == np.int64 and y.min() >= 0 and y.max() < 40
     assert X.has_canonical_format and X.indices.dtype == np.int32
     assert (np.diff(X.indptr) > 0).all()
-    assert abs(X.sum() / 500 - 15) < 1.5            # ~ density * n_features
-    X2, y2 = make_softmax_classification(500, 300, 40, density=0.05,
-                                         random_state=3, dtype=np.float32)
+    assert abs(X.sum() / 500 - 15) < 1.5  # ~ density * n_features
+    X2, y2 = make_softmax_classification(
+        500, 300, 40, density=0.05, random_state=3, dtype=np.float32
+    )
     assert_array_equal(y, y2)
     assert (X != X2).nnz == 0
 
@@ -73,13 +84,21 @@ def test_generator_shapes_and_reproducibility():
 def test_planted_posterior_is_the_bayes_posterior():
     K, D, lam, n_inf = 5, 30, 0.4, 3
     X, y, coef, intercept = make_softmax_classification(
-        20000, D, K, density=0.2, n_informative=n_inf, topic_weight=lam,
-        class_exponent=1.0, random_state=0, return_coef=True)
+        20000,
+        D,
+        K,
+        density=0.2,
+        n_informative=n_inf,
+        topic_weight=lam,
+        class_exponent=1.0,
+        random_state=0,
+        return_coef=True,
+    )
     # the model's own parameters, rebuilt from coef: theta from Bayes' rule
     bg = np.arange(1, D + 1, dtype=float) ** -1.0
     bg /= bg.sum()
     theta = (1 - lam) * bg * np.exp(coef.toarray())
-    assert_allclose(theta.sum(axis=1), 1.0, rtol=1e-12)   # proper multinomials
+    assert_allclose(theta.sum(axis=1), 1.0, rtol=1e-12)  # proper multinomials
     prior = np.exp(intercept)
     assert_allclose(prior.sum(), 1.0)
     Xd = X.toarray()
@@ -97,7 +116,7 @@ def test_planted_posterior_is_the_bayes_posterior():
 
 def test_generator_scales_to_a_million_classes():
     X, y, coef, b = make_softmax_classification(
-        2000, 5000, 1_000_000, density=0.004, random_state=0,
-        return_coef=True)
+        2000, 5000, 1_000_000, density=0.004, random_state=0, return_coef=True
+    )
     assert X.shape == (2000, 5000) and coef.shape == (1_000_000, 5000)
     assert coef.nnz <= 5 * 1_000_000 and b.shape == (1_000_000,)

@@ -1,5 +1,6 @@
 """ImplicitSGDClassifier: the proximal step, checked as a fixed point and as a
 minimiser, and the estimator's robustness to the learning rate."""
+
 import warnings
 
 import numpy as np
@@ -9,10 +10,17 @@ from numpy.testing import assert_allclose
 from scipy.optimize import minimize
 from scipy.special import wrightomega
 
-from sksoftmax import DivergenceError, ImplicitSGDClassifier, UMaxSoftmaxClassifier
+from sksoftmax import (
+    DivergenceError,
+    ImplicitSGDClassifier,
+    UMaxSoftmaxClassifier,
+)
 from sksoftmax._dataset import make_dataset
-from sksoftmax._implicit_fast import (implicit_epoch32, implicit_epoch64,
-                                      solve_u_py)
+from sksoftmax._implicit_fast import (
+    implicit_epoch32,
+    implicit_epoch64,
+    solve_u_py,
+)
 from sksoftmax._random import RandomState
 from sksoftmax._weight_matrix import make_weight_matrix
 
@@ -28,8 +36,8 @@ def _f_and_grad(theta, x, y, ks, K, s, alpha, fit_intercept, shape):
     """
     n_cls, d = shape
     u = theta[0]
-    W = theta[1:1 + n_cls * d].reshape(n_cls, d)
-    b = theta[1 + n_cls * d:]
+    W = theta[1 : 1 + n_cls * d].reshape(n_cls, d)
+    b = theta[1 + n_cls * d :]
     ratio = (K - 1) / len(ks)
     gW = s * alpha * W
     gb = np.zeros(n_cls)
@@ -67,8 +75,9 @@ def test_scalar_root_solves_eq_17():
 @pytest.mark.parametrize("alpha", [0.0, 0.3])
 @pytest.mark.parametrize("fit_intercept", [True, False])
 @pytest.mark.parametrize("m", [1, 3])
-def test_implicit_step_is_the_proximal_point(fmt, dtype, alpha, fit_intercept,
-                                             m):
+def test_implicit_step_is_the_proximal_point(
+    fmt, dtype, alpha, fit_intercept, m
+):
     rng = np.random.default_rng(1)
     K, d = 4, 5
     tol = 1e-9 if dtype == np.float64 else 2e-4
@@ -78,7 +87,9 @@ def test_implicit_step_is_the_proximal_point(fmt, dtype, alpha, fit_intercept,
         y = np.array([trial % K], dtype=np.intp)
         s = rng.uniform(0.5, 2.0)
         W0 = rng.normal(size=(K, d)).astype(dtype)
-        b0 = (rng.normal(size=K) if fit_intercept else np.zeros(K)).astype(dtype)
+        b0 = (rng.normal(size=K) if fit_intercept else np.zeros(K)).astype(
+            dtype
+        )
         u0 = np.array([abs(rng.normal()) * 2])
         eta = 10 ** rng.uniform(-2, 2)
         coef, intercept, u = W0.copy(), b0.copy(), u0.copy()
@@ -86,29 +97,56 @@ def test_implicit_step_is_the_proximal_point(fmt, dtype, alpha, fit_intercept,
         rng_k = RandomState(trial)
         ks = clone_rng(rng_k).sample_classes(K, y[0], m, m == 1)
         kernel = implicit_epoch64 if dtype == np.float64 else implicit_epoch32
-        status, *_ = kernel(make_dataset(X, np.array([s])), wm, y, u, rng_k,
-                            np.arange(1, dtype=np.intp), m, False, 0, eta, eta,
-                            0.5, 0, alpha, fit_intercept, False)
+        status, *_ = kernel(
+            make_dataset(X, np.array([s])),
+            wm,
+            y,
+            u,
+            rng_k,
+            np.arange(1, dtype=np.intp),
+            m,
+            False,
+            0,
+            eta,
+            eta,
+            0.5,
+            0,
+            alpha,
+            fit_intercept,
+            False,
+        )
         assert status == 0
         wm.fold_scale()
-        theta_old = np.concatenate([u0, W0.ravel().astype(float),
-                                    b0.astype(float)])
-        theta_new = np.concatenate([u, coef.ravel().astype(float),
-                                    intercept.astype(float)])
+        theta_old = np.concatenate(
+            [u0, W0.ravel().astype(float), b0.astype(float)]
+        )
+        theta_new = np.concatenate(
+            [u, coef.ravel().astype(float), intercept.astype(float)]
+        )
         xd = dense(X)[0].astype(float)
         args = (xd, y[0], ks, K, s, alpha, fit_intercept, (K, d))
         # fixed point: theta' = theta - eta grad f(theta')
         _, grad = _f_and_grad(theta_new, *args)
-        assert_allclose(theta_new, theta_old - eta * grad, rtol=tol,
-                        atol=tol * max(1.0, np.abs(theta_old).max()))
+        assert_allclose(
+            theta_new,
+            theta_old - eta * grad,
+            rtol=tol,
+            atol=tol * max(1.0, np.abs(theta_old).max()),
+        )
         if dtype == np.float64:
             # and the minimiser of 2 eta f + ||theta - theta_old||^2
             def prox(th):
                 f, g = _f_and_grad(th, *args)
                 diff = th - theta_old
                 return 2 * eta * f + diff @ diff, 2 * eta * g + 2 * diff
-            best = minimize(prox, theta_old, jac=True, method="BFGS",
-                            options={"gtol": 1e-11, "maxiter": 10000})
+
+            best = minimize(
+                prox,
+                theta_old,
+                jac=True,
+                method="BFGS",
+                options={"gtol": 1e-11, "maxiter": 10000},
+            )
             assert_allclose(theta_new, best.x, rtol=1e-6, atol=1e-6)
             assert prox(theta_new)[0] <= best.fun + 1e-9 * abs(best.fun)
 
@@ -118,15 +156,22 @@ def test_zero_rows_need_the_intercept():
     y = np.array([0, 1, 2])
     with pytest.raises(ValueError, match=r"all zero.*rows \[1\]"):
         ImplicitSGDClassifier(fit_intercept=False).fit(X, y)
-    clf = ImplicitSGDClassifier(fit_intercept=True, tol=None, max_iter=5,
-                                random_state=0).fit(X, y)
+    clf = ImplicitSGDClassifier(
+        fit_intercept=True, tol=None, max_iter=5, random_state=0
+    ).fit(X, y)
     assert np.isfinite(clf.coef_).all()
 
 
 def test_implicit_fits_better_than_umax_on_a_small_problem():
     from sklearn.datasets import make_classification
-    X, y = make_classification(n_samples=400, n_features=8, n_informative=5,
-                               n_classes=5, random_state=0)
+
+    X, y = make_classification(
+        n_samples=400,
+        n_features=8,
+        n_informative=5,
+        n_classes=5,
+        random_state=0,
+    )
     imp = ImplicitSGDClassifier(eta0=1.0, tol=None, random_state=0).fit(X, y)
     assert imp.log_loss(X, y) < 0.9 * np.log(5)
     assert 1.0 <= imp.n_evals_per_step_ < 20
@@ -135,6 +180,7 @@ def test_implicit_fits_better_than_umax_on_a_small_problem():
 @pytest.fixture(scope="module")
 def bibtex():
     from sksoftmax.datasets import load_bibtex
+
     try:
         X, y, _, _ = load_bibtex(normalize=True)
     except FileNotFoundError:
@@ -145,24 +191,35 @@ def bibtex():
 def test_no_overflow_for_any_eta0_on_bibtex(bibtex):
     X, y = bibtex
     for eta0 in 10.0 ** np.arange(-3, 4):
-        clf = ImplicitSGDClassifier(eta0=eta0, max_iter=3, tol=None,
-                                    random_state=0)
+        clf = ImplicitSGDClassifier(
+            eta0=eta0, max_iter=3, tol=None, random_state=0
+        )
         with warnings.catch_warnings():
             warnings.simplefilter("error", RuntimeWarning)
             clf.fit(X, y)
-        assert np.isfinite(clf.coef_).all() and np.isfinite(clf.loss_curve_).all()
+        assert (
+            np.isfinite(clf.coef_).all() and np.isfinite(clf.loss_curve_).all()
+        )
         assert clf.log_loss(X, y) < 2 * np.log(146)
     with pytest.raises(DivergenceError, match="delta=None"):
-        UMaxSoftmaxClassifier(delta=None, eta0=1e3, max_iter=3,
-                              random_state=0).fit(X, y)
+        UMaxSoftmaxClassifier(
+            delta=None, eta0=1e3, max_iter=3, random_state=0
+        ).fit(X, y)
 
 
 def test_several_sampled_classes_fit_and_validate():
     from sklearn.datasets import make_classification
-    X, y = make_classification(n_samples=400, n_features=8, n_informative=5,
-                               n_classes=5, random_state=0)
-    clf = ImplicitSGDClassifier(n_sampled_classes=3, eta0=1.0, tol=None,
-                                random_state=0).fit(X, y)
+
+    X, y = make_classification(
+        n_samples=400,
+        n_features=8,
+        n_informative=5,
+        n_classes=5,
+        random_state=0,
+    )
+    clf = ImplicitSGDClassifier(
+        n_sampled_classes=3, eta0=1.0, tol=None, random_state=0
+    ).fit(X, y)
     assert clf.log_loss(X, y) < 0.9 * np.log(5)
     with pytest.raises(ValueError, match="n_sampled_classes=5 exceeds"):
         ImplicitSGDClassifier(n_sampled_classes=5).fit(X, y)

@@ -1,4 +1,5 @@
 """The shared Cython pieces and the U-max kernel against NumPy references."""
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -21,8 +22,14 @@ RTOL = {np.float64: 1e-10, np.float32: 2e-4}
 
 def _problem(fmt, dtype, n=40, d=12, K=7, density=0.4, seed=0):
     rng = np.random.default_rng(seed)
-    X = sp.random(n, d, density=density, format="csr", random_state=seed,
-                  data_rvs=rng.standard_normal).astype(dtype)
+    X = sp.random(
+        n,
+        d,
+        density=density,
+        format="csr",
+        random_state=seed,
+        data_rvs=rng.standard_normal,
+    ).astype(dtype)
     # one empty row: kernels must cope with nnz == 0
     X = sp.vstack([X, sp.csr_matrix((1, d), dtype=dtype)], format="csr")
     y = rng.integers(0, K, X.shape[0]).astype(np.intp)
@@ -51,8 +58,10 @@ def test_dataset_rows_match_matrix(fmt, dtype):
 
 
 def test_dataset_sums_duplicate_csr_entries_on_a_copy():
-    X = sp.csr_matrix((np.array([1.0, 2.0, 3.0]), np.array([1, 1, 0]),
-                       np.array([0, 3])), shape=(1, 3))
+    X = sp.csr_matrix(
+        (np.array([1.0, 2.0, 3.0]), np.array([1, 1, 0]), np.array([0, 3])),
+        shape=(1, 3),
+    )
     X.has_canonical_format = False
     before = X.data.copy()
     ds = make_dataset(X)
@@ -84,18 +93,27 @@ def test_lazy_scale_equals_explicit_shrinkage(dtype):
         idx = np.sort(rng.choice(d, 3, replace=False)).astype(np.int32)
         x = rng.standard_normal(3).astype(dtype)
         c = rng.standard_normal()
-        assert_allclose(wm.py_dot(k, x, idx), ref[k, idx] @ x,
-                        rtol=RTOL[dtype], atol=1e-6 * np.abs(ref).max())
+        assert_allclose(
+            wm.py_dot(k, x, idx),
+            ref[k, idx] @ x,
+            rtol=RTOL[dtype],
+            atol=1e-6 * np.abs(ref).max(),
+        )
         wm.py_add(k, x, idx, c)
         ref[k, idx] += c * x
-        assert_allclose(wm.true_coef(), ref, rtol=RTOL[dtype] * 10,
-                        atol=1e-6 * np.abs(ref).max())
+        assert_allclose(
+            wm.true_coef(),
+            ref,
+            rtol=RTOL[dtype] * 10,
+            atol=1e-6 * np.abs(ref).max(),
+        )
         assert_allclose(wm.sq_norm, (ref**2).sum(), rtol=RTOL[dtype] * 10)
     assert folded, "the scale never reached its floor: folding untested"
     wm.fold_scale()
     assert wm.scale == 1.0
-    assert_allclose(coef, ref, rtol=RTOL[dtype] * 10,
-                    atol=1e-6 * np.abs(ref).max())
+    assert_allclose(
+        coef, ref, rtol=RTOL[dtype] * 10, atol=1e-6 * np.abs(ref).max()
+    )
 
 
 def test_scale_by_zero_zeroes_the_matrix():
@@ -113,8 +131,9 @@ def test_rng_is_reproducible_and_picklable():
     assert_array_equal(a.randint(1000, 100), b.randint(1000, 100))
     c = clone_rng(a)
     assert_array_equal(a.uniform(10), c.uniform(10))
-    assert not np.array_equal(RandomState(1).randint(1000, 50),
-                              RandomState(2).randint(1000, 50))
+    assert not np.array_equal(
+        RandomState(1).randint(1000, 50), RandomState(2).randint(1000, 50)
+    )
 
 
 def test_rng_uniform_integers_and_permutations():
@@ -136,8 +155,9 @@ def test_rng_uniform_integers_and_permutations():
 def test_class_sampler_excludes_label_and_is_uniform(replace):
     r = RandomState(3)
     K, y, m = 9, 4, 3
-    draws = np.concatenate([r.sample_classes(K, y, m, replace)
-                            for _ in range(20000)])
+    draws = np.concatenate(
+        [r.sample_classes(K, y, m, replace) for _ in range(20000)]
+    )
     assert not np.any(draws == y)
     counts = np.bincount(draws, minlength=K)
     assert counts[y] == 0
@@ -159,12 +179,14 @@ def test_class_sampler_rejects_impossible_requests():
 # ---------------------------------------------------------- U-max kernel
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("alpha,fit_intercept", [(0.0, True), (0.05, False),
-                                                 (0.05, True)])
+@pytest.mark.parametrize(
+    "alpha,fit_intercept", [(0.0, True), (0.05, False), (0.05, True)]
+)
 @pytest.mark.parametrize("vanilla", [False, True])
 @pytest.mark.parametrize("schedule", ["constant", "invscaling"])
-def test_umax_epoch_matches_reference(fmt, dtype, alpha, fit_intercept,
-                                      vanilla, schedule):
+def test_umax_epoch_matches_reference(
+    fmt, dtype, alpha, fit_intercept, vanilla, schedule
+):
     X, y, sw = _problem(fmt, dtype)
     K, d = 7, X.shape[1]
     rng0 = np.random.default_rng(5)
@@ -183,17 +205,51 @@ def test_umax_epoch_matches_reference(fmt, dtype, alpha, fit_intercept,
     for epoch, init_u in enumerate([True, False]):
         order = np.arange(X.shape[0], dtype=np.intp)
         status, obj, wsum, t, _, _ = kernel(
-            ds, wm, y, u_k, rng, order, 3, 1.0, vanilla, init_u,
-            2 if schedule == "invscaling" else 0, 0.05, 0.5, 0.5,
-            epoch * X.shape[0], alpha, bound_w, bound_u, weight_log_k,
-            fit_intercept, True)
+            ds,
+            wm,
+            y,
+            u_k,
+            rng,
+            order,
+            3,
+            1.0,
+            vanilla,
+            init_u,
+            2 if schedule == "invscaling" else 0,
+            0.05,
+            0.5,
+            0.5,
+            epoch * X.shape[0],
+            alpha,
+            bound_w,
+            bound_u,
+            weight_log_k,
+            fit_intercept,
+            True,
+        )
         assert status == 0
         W, b, u, obj_ref, wsum_ref, t_ref = umax_epoch_reference(
-            X, y, sw, W, b, u, ref_rng, m=3, delta=1.0, vanilla=vanilla,
-            init_u=init_u, eta_epoch=0.05, eta0=0.5, schedule=schedule,
-            t=epoch * X.shape[0], alpha=alpha, bound_w=bound_w,
-            bound_u=bound_u, weight_log_k=weight_log_k,
-            fit_intercept=fit_intercept)
+            X,
+            y,
+            sw,
+            W,
+            b,
+            u,
+            ref_rng,
+            m=3,
+            delta=1.0,
+            vanilla=vanilla,
+            init_u=init_u,
+            eta_epoch=0.05,
+            eta0=0.5,
+            schedule=schedule,
+            t=epoch * X.shape[0],
+            alpha=alpha,
+            bound_w=bound_w,
+            bound_u=bound_u,
+            weight_log_k=weight_log_k,
+            fit_intercept=fit_intercept,
+        )
         # compare, then continue both from the reference (float32 drift)
         assert_allclose(wm.true_coef(), W, rtol=RTOL[dtype], atol=RTOL[dtype])
         assert_allclose(intercept, b, rtol=RTOL[dtype], atol=RTOL[dtype])
@@ -212,13 +268,32 @@ def test_umax_kernel_reports_overflow_for_vanilla():
     X, y, sw = _problem("csr", np.float64)
     K, d = 7, X.shape[1]
     W = np.zeros((K, d))
-    W[0] = 400.0                 # class 0 scores ~ 400 |x|: exp overflows
+    W[0] = 400.0  # class 0 scores ~ 400 |x|: exp overflows
     b = np.zeros(K)
     ds = make_dataset(X, sw)
     wm = make_weight_matrix(W, b)
     u = np.zeros(X.shape[0])
-    status, *_ , row, value = umax_epoch64(
-        ds, wm, y, u, RandomState(0), np.arange(X.shape[0], dtype=np.intp),
-        5, 1.0, True, False, 0, 0.1, 0.1, 0.5, 0, 0.0, np.inf, np.inf,
-        np.inf, True, False)
+    status, *_, row, value = umax_epoch64(
+        ds,
+        wm,
+        y,
+        u,
+        RandomState(0),
+        np.arange(X.shape[0], dtype=np.intp),
+        5,
+        1.0,
+        True,
+        False,
+        0,
+        0.1,
+        0.1,
+        0.5,
+        0,
+        0.0,
+        np.inf,
+        np.inf,
+        np.inf,
+        True,
+        False,
+    )
     assert status == 1 and value > 700

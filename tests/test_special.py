@@ -1,17 +1,26 @@
 """The special functions of _special.pxd against SciPy and NumPy."""
+
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import logsumexp, wrightomega
 
-from sksoftmax._special import log1pexp_array, logsumexp_rows, wright_omega_array
+from sksoftmax._special import (
+    log1pexp_array,
+    logsumexp_rows,
+    wright_omega_array,
+)
 
 pytestmark = pytest.mark.kernel
 
 
 def _grid():
-    return np.concatenate([np.linspace(-700.0, 50.0, 150001),
-                           np.logspace(np.log10(50.0), 6.0, 50000)])
+    return np.concatenate(
+        [
+            np.linspace(-700.0, 50.0, 150001),
+            np.logspace(np.log10(50.0), 6.0, 50000),
+        ]
+    )
 
 
 def test_wright_omega_matches_scipy_to_1e_12():
@@ -33,14 +42,15 @@ def test_wright_omega_special_values():
     with np.errstate(all="raise"):
         w = wright_omega_array([np.inf, -np.inf, -800.0, -745.5, -40.0])
     assert w[0] == np.inf and w[1] == 0.0 and w[2] == 0.0
-    assert w[3] == np.exp(-745.5)          # subnormal, still e^x
+    assert w[3] == np.exp(-745.5)  # subnormal, still e^x
     assert_allclose(w[4], np.exp(-40.0), rtol=1e-15)
     assert np.isnan(wright_omega_array(np.nan))
 
 
 def test_log1pexp_matches_numpy_without_overflow():
-    x = np.concatenate([np.linspace(-800, 800, 40001),
-                        [-1e308, -1e5, 1e5, 1e308]])
+    x = np.concatenate(
+        [np.linspace(-800, 800, 40001), [-1e308, -1e5, 1e5, 1e308]]
+    )
     with np.errstate(all="raise"):
         ours = log1pexp_array(x)
     with np.errstate(over="ignore", under="ignore"):

@@ -1,4 +1,5 @@
 """UMaxSoftmaxClassifier: the estimator contract and the fitted model."""
+
 import re
 import warnings
 
@@ -19,8 +20,13 @@ from _reference import softmax_objective
 
 @pytest.fixture(scope="module")
 def problem():
-    X, y = make_classification(n_samples=500, n_features=10, n_informative=6,
-                               n_classes=4, random_state=0)
+    X, y = make_classification(
+        n_samples=500,
+        n_features=10,
+        n_informative=6,
+        n_classes=4,
+        random_state=0,
+    )
     return StandardScaler().fit_transform(X), y
 
 
@@ -35,8 +41,9 @@ def test_objective_within_one_percent_of_lbfgs(problem):
     lr.fit(X, y)
     ref = softmax_objective(lr.coef_, lr.intercept_, X, y, alpha)
     for seed in range(3):
-        clf = UMaxSoftmaxClassifier(eta0=0.03, alpha=alpha, max_iter=50,
-                                    tol=None, random_state=seed).fit(X, y)
+        clf = UMaxSoftmaxClassifier(
+            eta0=0.03, alpha=alpha, max_iter=50, tol=None, random_state=seed
+        ).fit(X, y)
         ours = softmax_objective(clf.coef_, clf.intercept_, X, y, alpha)
         assert ours == pytest.approx(clf.objective(X, y), rel=1e-10)
         assert ref <= ours < 1.01 * ref, (seed, ours / ref)
@@ -97,7 +104,7 @@ def test_predictions_are_exact_and_blockwise(problem):
     S = X @ clf.coef_.T + clf.intercept_
     P = np.exp(S - S.max(1, keepdims=True))
     P /= P.sum(1, keepdims=True)
-    with config_context(working_memory=1e-4):   # a few rows per block
+    with config_context(working_memory=1e-4):  # a few rows per block
         assert clf._blocks(len(y)).__next__().stop < len(y)
         assert_allclose(clf.predict_proba(X), P, rtol=1e-12)
         assert_allclose(clf.predict_log_proba(X), np.log(P), rtol=1e-12)
@@ -113,8 +120,12 @@ def test_binary_decision_function_is_log_odds(problem):
     clf = _quiet(max_iter=3).fit(X, yb)
     assert clf.coef_.shape == (2, X.shape[1])
     P = clf.predict_proba(X)
-    assert_allclose(clf.decision_function(X), np.log(P[:, 1] / P[:, 0]),
-                    rtol=1e-9, atol=1e-12)
+    assert_allclose(
+        clf.decision_function(X),
+        np.log(P[:, 1] / P[:, 0]),
+        rtol=1e-9,
+        atol=1e-12,
+    )
 
 
 def test_sample_weight_zero_rows_do_not_move_the_model(problem):
@@ -137,7 +148,7 @@ def test_partial_fit_rules(problem):
         clf.partial_fit(X, y)
     clf.partial_fit(X[:100], y[:100], classes=np.arange(4))
     assert clf.n_iter_ == 1 and clf.t_ == 100
-    clf.partial_fit(X[100:200], y[100:200], classes=np.arange(4))   # same: ok
+    clf.partial_fit(X[100:200], y[100:200], classes=np.arange(4))  # same: ok
     assert clf.t_ == 200 and clf._n_epochs == 2
     with pytest.raises(ValueError, match="is not the same as on last call"):
         clf.partial_fit(X[:10], y[:10], classes=np.arange(5))
@@ -177,11 +188,12 @@ def test_partial_fit_carries_the_schedule_over(problem):
     const = two_calls(learning_rate="constant")
     expo = two_calls(learning_rate="exponential", decay=0.5)
     no_decay = two_calls(learning_rate="exponential", decay=1.0)
-    assert_array_equal(const[0], expo[0])          # epoch 0: eta0 for both
-    assert not np.allclose(const[1], expo[1])      # call 2 used eta0 * decay
+    assert_array_equal(const[0], expo[0])  # epoch 0: eta0 for both
+    assert not np.allclose(const[1], expo[1])  # call 2 used eta0 * decay
     assert_array_equal(const[1], no_decay[1])
-    inv = _quiet(learning_rate="invscaling").partial_fit(X[:250], y[:250],
-                                                         classes=classes)
+    inv = _quiet(learning_rate="invscaling").partial_fit(
+        X[:250], y[:250], classes=classes
+    )
     inv.partial_fit(X[250:], y[250:])
     assert inv.t_ == len(y)
 
@@ -196,7 +208,7 @@ def test_fit_starts_over_unless_warm_start(problem):
     clf.fit(X, y)
     assert not np.allclose(clf.coef_, first)
     assert clf.t_ == 6 * len(y)
-    assert not np.array_equal(clf._row_state, u_before)   # u carried on
+    assert not np.array_equal(clf._row_state, u_before)  # u carried on
     # warm start on data of another length keeps W, starts u afresh
     clf.fit(X[:300], y[:300])
     assert clf._row_state.shape == (300,)
@@ -206,9 +218,13 @@ def test_u_is_initialised_by_the_umax_rule_in_partial_fit():
     # one row, K = 2, W = 0: u must start at log(1 + m * e^0) = log(1 + m)
     X = np.array([[1.0, 0.0], [0.0, 1.0]])
     y = np.array([0, 1])
-    clf = UMaxSoftmaxClassifier(n_sampled_classes=3, eta0=1e-12,
-                                learning_rate="constant", tol=None,
-                                random_state=0)
+    clf = UMaxSoftmaxClassifier(
+        n_sampled_classes=3,
+        eta0=1e-12,
+        learning_rate="constant",
+        tol=None,
+        random_state=0,
+    )
     clf.fit(X, y)  # fit's first epoch uses the same rule
     assert_allclose(clf._row_state, np.log(4.0), rtol=1e-9)
 
@@ -216,22 +232,32 @@ def test_u_is_initialised_by_the_umax_rule_in_partial_fit():
 # ----------------------------------------------------------- stopping
 def test_tol_stops_and_warns(problem):
     X, y = problem
-    clf = UMaxSoftmaxClassifier(tol=10.0, n_iter_no_change=2,
-                                random_state=0).fit(X, y)
-    assert clf.n_iter_ == 3   # the first epoch sets the best loss
+    clf = UMaxSoftmaxClassifier(
+        tol=10.0, n_iter_no_change=2, random_state=0
+    ).fit(X, y)
+    assert clf.n_iter_ == 3  # the first epoch sets the best loss
     with pytest.warns(ConvergenceWarning, match="max_iter"):
-        UMaxSoftmaxClassifier(tol=0.0, max_iter=3, eta0=1e-3,
-                              learning_rate="constant", random_state=0
-                              ).fit(X, y)
+        UMaxSoftmaxClassifier(
+            tol=0.0,
+            max_iter=3,
+            eta0=1e-3,
+            learning_rate="constant",
+            random_state=0,
+        ).fit(X, y)
 
 
 def test_early_stopping_on_validation_log_loss(problem):
     X, y = problem
-    clf = UMaxSoftmaxClassifier(early_stopping=True, n_iter_no_change=3,
-                                tol=1e-3, max_iter=200, random_state=0)
+    clf = UMaxSoftmaxClassifier(
+        early_stopping=True,
+        n_iter_no_change=3,
+        tol=1e-3,
+        max_iter=200,
+        random_state=0,
+    )
     clf.fit(X, y)
     assert len(clf.validation_loss_) == clf.n_iter_ < 200
-    assert clf.t_ == clf.n_iter_ * (len(y) - 50)   # 10% held out
+    assert clf.t_ == clf.n_iter_ * (len(y) - 50)  # 10% held out
     best = min(clf.validation_loss_[:-3])
     assert min(clf.validation_loss_[-3:]) > best - 1e-3
 
@@ -239,25 +265,44 @@ def test_early_stopping_on_validation_log_loss(problem):
 def test_verbose_prints_one_line_per_epoch(problem, capsys):
     X, y = problem
     _quiet(max_iter=3, verbose=1).fit(X, y)
-    lines = [l for l in capsys.readouterr().out.splitlines()
-             if l.startswith("Epoch")]
+    lines = [
+        l
+        for l in capsys.readouterr().out.splitlines()
+        if l.startswith("Epoch")
+    ]
     assert len(lines) == 3
-    assert re.match(r"Epoch 2: [\d.]+ s, objective estimate [\d.]+, "
-                    r"[\d,]+ rows/s", lines[1])
+    assert re.match(
+        r"Epoch 2: [\d.]+ s, objective estimate [\d.]+, "
+        r"[\d,]+ rows/s",
+        lines[1],
+    )
 
 
 # ----------------------------------------------------- bad input, divergence
-@pytest.mark.parametrize("bad,match", [
-    (lambda X, y: (np.where(np.arange(X.size).reshape(X.shape) == 7, np.nan,
-                            X), y), "NaN"),
-    (lambda X, y: (np.where(np.arange(X.size).reshape(X.shape) == 7, np.inf,
-                            X), y), "infinity"),
-    (lambda X, y: (X[:0], y[:0]), "0 sample"),
-    (lambda X, y: (X, np.zeros_like(y)), "one class"),
-    (lambda X, y: (X[:10], y[:9]), "inconsistent numbers of samples"),
-    (lambda X, y: (X[:, :, None], y), "dim 3"),
-    (lambda X, y: (X, y + 0.5), "Unknown label type"),
-])
+@pytest.mark.parametrize(
+    "bad,match",
+    [
+        (
+            lambda X, y: (
+                np.where(np.arange(X.size).reshape(X.shape) == 7, np.nan, X),
+                y,
+            ),
+            "NaN",
+        ),
+        (
+            lambda X, y: (
+                np.where(np.arange(X.size).reshape(X.shape) == 7, np.inf, X),
+                y,
+            ),
+            "infinity",
+        ),
+        (lambda X, y: (X[:0], y[:0]), "0 sample"),
+        (lambda X, y: (X, np.zeros_like(y)), "one class"),
+        (lambda X, y: (X[:10], y[:9]), "inconsistent numbers of samples"),
+        (lambda X, y: (X[:, :, None], y), "dim 3"),
+        (lambda X, y: (X, y + 0.5), "Unknown label type"),
+    ],
+)
 def test_bad_input_is_rejected(problem, bad, match):
     X, y = problem
     Xb, yb = bad(X.copy(), y.copy())
@@ -275,10 +320,17 @@ def test_negative_or_misshaped_weights_rejected(problem):
         _quiet(max_iter=1).fit(X, y, sample_weight=np.zeros(len(y)))
 
 
-@pytest.mark.parametrize("param,value", [
-    ("n_sampled_classes", 0), ("delta", -1.0), ("eta0", 0.0),
-    ("learning_rate", "optimal"), ("alpha", -1.0), ("max_iter", 0),
-])
+@pytest.mark.parametrize(
+    "param,value",
+    [
+        ("n_sampled_classes", 0),
+        ("delta", -1.0),
+        ("eta0", 0.0),
+        ("learning_rate", "optimal"),
+        ("alpha", -1.0),
+        ("max_iter", 0),
+    ],
+)
 def test_bad_parameters_are_rejected(problem, param, value):
     X, y = problem
     with pytest.raises(ValueError, match=param):
@@ -310,8 +362,9 @@ def test_vanilla_sgd_divergence_is_reported(problem):
     # U-max at the same rate stays finite: its gradients are bounded
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        ok = UMaxSoftmaxClassifier(eta0=1e3, max_iter=5,
-                                   random_state=0).fit(X, y)
+        ok = UMaxSoftmaxClassifier(eta0=1e3, max_iter=5, random_state=0).fit(
+            X, y
+        )
     assert np.isfinite(ok.coef_).all()
 
 
