@@ -223,3 +223,39 @@ def test_several_sampled_classes_fit_and_validate():
     assert clf.log_loss(X, y) < 0.9 * np.log(5)
     with pytest.raises(ValueError, match="n_sampled_classes=5 exceeds"):
         ImplicitSGDClassifier(n_sampled_classes=5).fit(X, y)
+
+
+@pytest.fixture(scope="module")
+def small():
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(
+        n_samples=300, n_features=10, n_informative=6, n_classes=4,
+        random_state=1)
+    return X, y
+
+
+@pytest.mark.parametrize("m", [1, 2])
+def test_dense_csr_identical_and_reproducible(small, m):
+    X, y = small
+    kw = dict(n_sampled_classes=m, max_iter=4, tol=None, random_state=3)
+    a = ImplicitSGDClassifier(**kw).fit(X, y)
+    b = ImplicitSGDClassifier(**kw).fit(sp.csr_matrix(X), y)
+    c = ImplicitSGDClassifier(**kw).fit(X, y)
+    # ||x||^2 is summed in another order for dense and CSR rows: last bits
+    assert_allclose(a.coef_, b.coef_, rtol=1e-10, atol=1e-12)
+    assert_allclose(a.coef_, c.coef_, rtol=0, atol=0)
+    f32 = ImplicitSGDClassifier(**kw).fit(X.astype(np.float32), y)
+    assert f32.coef_.dtype == np.float32
+    assert_allclose(f32.coef_, a.coef_, rtol=1e-3, atol=1e-3)
+
+
+def test_partial_fit_once_equals_one_epoch_and_verbose(small, capsys):
+    X, y = small
+    a = ImplicitSGDClassifier(max_iter=1, tol=None, random_state=0).fit(X, y)
+    b = ImplicitSGDClassifier(random_state=0, verbose=1)
+    b.partial_fit(X, y, classes=np.unique(y))
+    assert_allclose(a.coef_, b.coef_, rtol=0, atol=0)
+    out = capsys.readouterr().out
+    assert "root-finder evaluations/step" in out
+    assert 1.0 <= b.n_evals_per_step_ < 20
