@@ -3,7 +3,7 @@
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseSoftmaxClassifier, DoubleSumSoftmaxClassifier
 from ._sgd_schedule import SCHEDULES
@@ -35,6 +35,13 @@ class UMaxSoftmaxClassifier(DoubleSumSoftmaxClassifier):
         U-max threshold; ``None`` turns the increase of ``u_i`` off, which is
         plain SGD on the double sum (the paper's "vanilla" baseline, known to
         overflow at large ``eta0``).
+    formulation : {'proposed', 'raman'}, default='proposed'
+        The double sum optimised: the paper's eq. 5 (variable u_i, the
+        row's log-normaliser relative to its true class), or Raman et al.'s
+        eq. 8 (variable u_bar_i = u_i + x_i.w_yi + b_yi), whose stochastic
+        gradients are larger; kept for the paper's Fig. 3 comparison. The
+        U-max rule, clipping and bounds act on u_i = u_bar_i - s_yi at the
+        current W in both.
     eta0 : float, default=0.1
         Initial learning rate. The paper scales its loss by N and its rate by
         1/N; here the loss is per row and ``eta0`` is used as it is (the
@@ -136,6 +143,7 @@ class UMaxSoftmaxClassifier(DoubleSumSoftmaxClassifier):
         **BaseSoftmaxClassifier._parameter_constraints,
         "n_sampled_classes": [Interval(Integral, 1, None, closed="left")],
         "delta": [Interval(Real, 0, None, closed="neither"), None],
+        "formulation": [StrOptions({"proposed", "raman"})],
     }
 
     def __init__(
@@ -143,6 +151,7 @@ class UMaxSoftmaxClassifier(DoubleSumSoftmaxClassifier):
         n_sampled_classes=5,
         delta=1.0,
         *,
+        formulation="proposed",
         eta0=0.1,
         learning_rate="exponential",
         decay=0.9,
@@ -161,6 +170,7 @@ class UMaxSoftmaxClassifier(DoubleSumSoftmaxClassifier):
     ):
         self.n_sampled_classes = n_sampled_classes
         self.delta = delta
+        self.formulation = formulation
         self.eta0 = eta0
         self.learning_rate = learning_rate
         self.decay = decay
@@ -208,6 +218,7 @@ class UMaxSoftmaxClassifier(DoubleSumSoftmaxClassifier):
             self.n_sampled_classes,
             1.0 if self.delta is None else float(self.delta),
             self.delta is None,
+            self.formulation == "raman",
             first_visit,
             SCHEDULES[self.learning_rate].code,
             eta_epoch,

@@ -33,6 +33,7 @@ def umax_epoch_reference(
     m,
     delta,
     vanilla,
+    raman=False,
     init_u,
     eta_epoch,
     eta0=None,
@@ -64,7 +65,8 @@ def umax_epoch_reference(
         scores = W @ x + b
         d = scores[ks] - scores[y[i]]
         lse = np.logaddexp.reduce(np.concatenate([[0.0], d]))
-        ui = u[i]
+        # Raman et al.'s variable u_bar = u + s_y, read at the current W
+        ui = u[i] - scores[y[i]] if raman else u[i]
         if init_u or (not vanilla and ui < lse - delta):
             ui = lse
         e = np.exp(d - ui)
@@ -77,8 +79,10 @@ def umax_epoch_reference(
             for j, k in enumerate(ks):
                 grad_W[k] += ratio * e[j] * x
                 grad_b[k] += ratio * e[j]
-            grad_W[y[i]] -= ratio * total * x
-            grad_b[y[i]] -= ratio * total
+            # the true class: eq. 7, or eq. 8's (e^{s_y - u_bar} - 1) x
+            g_y = (np.exp(-ui) - 1) if raman else -ratio * total
+            grad_W[y[i]] += g_y * x
+            grad_b[y[i]] += g_y
             W = max(0.0, 1 - eta * alpha * s) * W - eta * s * grad_W
             if fit_intercept:
                 b = b - eta * s * grad_b
@@ -89,7 +93,7 @@ def umax_epoch_reference(
             norm = np.linalg.norm(W)
             if norm > bound_w:
                 W = W * (bound_w / norm)
-        u[i] = ui
+        u[i] = ui + scores[y[i]] if raman else ui
     return W, b, u, obj, wsum, t
 
 

@@ -182,10 +182,12 @@ def test_class_sampler_rejects_impossible_requests():
 @pytest.mark.parametrize(
     "alpha,fit_intercept", [(0.0, True), (0.05, False), (0.05, True)]
 )
-@pytest.mark.parametrize("vanilla", [False, True])
+@pytest.mark.parametrize(
+    "vanilla,raman", [(False, False), (True, False), (False, True)]
+)
 @pytest.mark.parametrize("schedule", ["constant", "invscaling"])
 def test_umax_epoch_matches_reference(
-    fmt, dtype, alpha, fit_intercept, vanilla, schedule
+    fmt, dtype, alpha, fit_intercept, vanilla, raman, schedule
 ):
     X, y, sw = _problem(fmt, dtype)
     K, d = 7, X.shape[1]
@@ -214,6 +216,7 @@ def test_umax_epoch_matches_reference(
             3,
             1.0,
             vanilla,
+            raman,
             init_u,
             2 if schedule == "invscaling" else 0,
             0.05,
@@ -239,6 +242,7 @@ def test_umax_epoch_matches_reference(
             m=3,
             delta=1.0,
             vanilla=vanilla,
+            raman=raman,
             init_u=init_u,
             eta_epoch=0.05,
             eta0=0.5,
@@ -283,6 +287,7 @@ def test_umax_kernel_reports_overflow_for_vanilla():
         5,
         1.0,
         True,
+        False,
         False,
         0,
         0.1,

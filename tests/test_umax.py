@@ -376,3 +376,14 @@ def test_alpha_projection_keeps_the_bounds(problem):
     bound_w = np.sqrt(2 * np.log(4) / alpha)
     assert np.linalg.norm(clf.coef_) <= bound_w * (1 + 1e-9)
     assert (clf._row_state >= 0).all()
+
+
+def test_raman_formulation_fits_and_stores_u_bar(problem):
+    X, y = problem
+    clf = _quiet(formulation="raman", eta0=0.03, max_iter=30).fit(X, y)
+    assert clf.log_loss(X, y) < 0.75 * np.log(4)  # best reachable: ~0.98
+    # u_bar_i = u_i + s_yi with u_i >= 0: above the true-class score
+    # it was last compared with (up to the steps taken since)
+    scores = X @ clf.coef_.T + clf.intercept_
+    s_y = scores[np.arange(len(y)), y]
+    assert np.median(clf._row_state - s_y) > 0
