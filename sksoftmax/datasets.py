@@ -3,11 +3,13 @@
 - :func:`load_svmlight_first_label`, :func:`load_svmlight_pair` and
   :func:`load_bibtex` read multi-label svmlight files the way Fagan & Iyengar
   (2018, Sec. 4.1) and Ruiz et al. (2018, Sec. 4.2) do: keep the first
-  (lowest-index) label of each row, drop rows with no label or no feature,
-  optionally scale rows to unit L2 norm.
+  (lowest-index) label of each row, drop rows with no label or no nonzero
+  feature, optionally scale rows to unit L2 norm.
 - :func:`make_softmax_classification` draws sparse count features and labels
   from a planted model whose posterior is exactly a linear softmax, at
   O(nnz) per row, for up to millions of classes.
+- :func:`shared_data_dir` finds the project's real data (``../shared/data``
+  beside the checkout, or ``$SKSOFTMAX_SHARED_DATA``).
 """
 
 import os
@@ -20,32 +22,44 @@ from sklearn.preprocessing import normalize as _l2_normalize
 from sklearn.utils import check_random_state
 
 __all__ = [
+    "load_bibtex",
     "load_svmlight_first_label",
     "load_svmlight_pair",
-    "load_bibtex",
     "make_softmax_classification",
     "shared_data_dir",
 ]
 
+_INT32_MAX = np.iinfo(np.int32).max
+_BIBTEX_FILES = ("bibtex_train.svm.gz", "bibtex_test.svm.gz")
+_BIBTEX_N_FEATURES = 1836
+
 
 def shared_data_dir():
-    """The folder of the project's real data, or None when it is absent.
+    """Return the folder of the project's real data, or None when absent.
 
-    Looks at ``$SKSOFTMAX_SHARED_DATA`` first, then at ``../shared/data``
-    beside the repository checkout that holds this package.
+    Looks first at the folder named by the environment variable
+    ``SKSOFTMAX_SHARED_DATA``, then at ``../shared/data`` beside the
+    repository checkout that holds this package. Only an existing directory
+    is returned.
 
     Returns
     -------
     path : pathlib.Path or None
+        The first candidate that is a directory.
 
     Examples
     --------
     >>> from sksoftmax.datasets import shared_data_dir
-    >>> shared_data_dir() is None or shared_data_dir().is_dir()
+    >>> d = shared_data_dir()
+    >>> d is None or d.is_dir()
     True
     """
+    candidates = []
     env = os.environ.get("SKSOFTMAX_SHARED_DATA")
-    candidates = [Path(env)] if env else []
+    if env:
+        candidates.append(Path(env).expanduser())
+    # <checkout>/sksoftmax/datasets.py -> <checkout>/../shared/data; an
+    # installed (non-editable) copy has no such neighbour, hence the variable.
     candidates.append(Path(__file__).resolve().parents[2] / "shared" / "data")
     for path in candidates:
         if path.is_dir():
@@ -53,31 +67,54 @@ def shared_data_dir():
     return None
 
 
-def _first_label(X, Y, normalize, dtype):
-    """Apply the papers' protocol to a multi-label (X, Y)."""
+def _canonical_csr(X, dtype):
+    """Return X as a csr_matrix with summed, sorted entries and small indices.
+
+    The Cython kernels read int32 column indices; int64 stays only where
+    int32 cannot count the entries.
+    """
     X = sp.csr_matrix(X, dtype=dtype)
-    has_label = np.fromiter(
-        (len(labels) > 0 for labels in Y), dtype=bool, count=len(Y)
-    )
-    keep = has_label & (np.diff(X.indptr) > 0)
-    # svmlight stores labels ascending, so the first is the lowest index
-    y = np.array(
-        [int(min(labels)) for labels, k in zip(Y, keep) if k], dtype=np.int64
-    )
-    X = X[keep]
     X.sum_duplicates()
+    idx_dtype = (
+        np.int32
+        if X.nnz <= _INT32_MAX and max(X.shape) <= _INT32_MAX
+        else np.int64
+    )
+    # A fresh matrix rather than attribute surgery, so scipy sees consistent
+    # index dtypes and recomputes its canonical-format flag from the arrays.
+    return sp.csr_matrix(
+        (
+            X.data,
+            X.indices.astype(idx_dtype, copy=False),
+            X.indptr.astype(idx_dtype, copy=False),
+        ),
+        shape=X.shape,
+        copy=False,
+    )
+
+
+def _first_label(X, Y, normalize, dtype):
+    """Apply the papers' protocol to a multi-label (X, Y) pair."""
+    X = sp.csr_matrix(X, dtype=dtype)
+    # An explicit "f:0" is not a feature: a row holding only those is empty.
     X.eliminate_zeros()
-    # eliminate_zeros may empty a row whose only entries were zeros
-    nonempty = np.diff(X.indptr) > 0
-    X, y = X[nonempty], y[nonempty]
+    n_labels = np.fromiter(map(len, Y), dtype=np.intp, count=len(Y))
+    keep = (n_labels > 0) & (np.diff(X.indptr) > 0)
+    # scikit-learn returns each row's labels sorted ascending, so min() is
+    # both the first label of the file and the lowest index.
+    first = np.fromiter(
+        (min(labels) for labels, k in zip(Y, keep) if k),
+        dtype=np.float64,
+        count=int(keep.sum()),
+    )
+    y = first.astype(np.int64)
+    if not np.array_equal(y, first) or (y < 0).any():
+        raise ValueError("labels must be non-negative integers")
+    if not keep.all():
+        X = X[keep]
     if normalize:
         X = _l2_normalize(X, norm="l2", copy=False)
-    X.indices = X.indices.astype(np.int32, copy=False)
-    X.indptr = (
-        X.indptr.astype(np.int32, copy=False) if X.nnz < 2**31 else X.indptr
-    )
-    X.sort_indices()
-    return X, y
+    return _canonical_csr(X, dtype), y
 
 
 def load_svmlight_first_label(
@@ -86,31 +123,39 @@ def load_svmlight_first_label(
     """Load a multi-label svmlight file as a multi-class problem.
 
     Keeps the first (lowest-index) label of each row as its class and drops
-    rows with no label or no nonzero feature (Fagan & Iyengar 2018, Sec. 4.1).
+    rows with no label or no nonzero feature, as Fagan & Iyengar (2018,
+    Sec. 4.1) and Ruiz et al. (2018, Sec. 4.2) do.
 
     Parameters
     ----------
     path : str or path-like
-        A plain or gzipped svmlight file with ``l1,l2,... f:v ...`` lines.
+        A plain or gzipped (``.gz``) or bzip2 (``.bz2``) svmlight file with
+        ``l1,l2,... f:v f:v ...`` lines.
     n_features : int, default=None
-        Number of features; None infers it from the file.
+        Number of features; None infers it from the largest index.
     normalize : bool, default=False
-        Scale each row to unit L2 norm (Fagan & Iyengar's protocol; Ruiz et
-        al. keep the raw values).
+        Scale each kept row to unit L2 norm (Fagan & Iyengar's protocol;
+        Ruiz et al. keep the raw values).
     dtype : {np.float64, np.float32}, default=np.float64
+        Dtype of the values of X.
     zero_based : bool or "auto", default=True
         Whether feature indices start at zero.
 
     Returns
     -------
     X : scipy.sparse.csr_matrix of shape (n_rows, n_features)
-        Canonical CSR with int32 indices.
-    y : ndarray of shape (n_rows,), int64
+        Canonical CSR (summed duplicates, sorted indices), int32 indices.
+    y : ndarray of shape (n_rows,), dtype int64
+        The first label of each kept row.
+
+    See Also
+    --------
+    load_svmlight_pair : A train and a test file with the same features.
 
     Examples
     --------
+    >>> import os, tempfile
     >>> from sksoftmax.datasets import load_svmlight_first_label
-    >>> import io, tempfile, os
     >>> fd, name = tempfile.mkstemp(suffix=".svm")
     >>> _ = os.write(fd, b"3,5 0:1 2:1\\n 1:1\\n2 1:2\\n"); os.close(fd)
     >>> X, y = load_svmlight_first_label(name, n_features=3)
@@ -119,7 +164,7 @@ def load_svmlight_first_label(
     >>> os.remove(name)
     """
     X, Y = load_svmlight_file(
-        str(path),
+        os.fspath(path),
         n_features=n_features,
         multilabel=True,
         zero_based=zero_based,
@@ -138,29 +183,46 @@ def load_svmlight_pair(
 ):
     """Load a train and a test svmlight file with the same number of features.
 
+    Both files go through the protocol of
+    :func:`load_svmlight_first_label` with the same options.
+
     Parameters
     ----------
     train_path, test_path : str or path-like
+        Plain or compressed multi-label svmlight files.
     n_features : int, default=None
-        None uses the largest feature index of the two files.
-    normalize, dtype, zero_based
-        As in :func:`load_svmlight_first_label`.
+        None uses the largest feature index found in either file.
+    normalize : bool, default=False
+        Scale each kept row to unit L2 norm.
+    dtype : {np.float64, np.float32}, default=np.float64
+        Dtype of the values of X_train and X_test.
+    zero_based : bool or "auto", default=True
+        Whether feature indices start at zero ("auto" decides for both files
+        together).
 
     Returns
     -------
-    X_train, y_train, X_test, y_test
+    X_train : scipy.sparse.csr_matrix of shape (n_train, n_features)
+    y_train : ndarray of shape (n_train,), dtype int64
+    X_test : scipy.sparse.csr_matrix of shape (n_test, n_features)
+    y_test : ndarray of shape (n_test,), dtype int64
 
     Examples
     --------
-    >>> from sksoftmax.datasets import load_svmlight_pair, shared_data_dir
-    >>> d = shared_data_dir()
-    >>> if d is not None:
-    ...     Xtr, ytr, Xte, yte = load_svmlight_pair(
-    ...         d / "bibtex_train.svm.gz", d / "bibtex_test.svm.gz")
-    ...     assert Xtr.shape[1] == Xte.shape[1]
+    >>> import os, tempfile
+    >>> from sksoftmax.datasets import load_svmlight_pair
+    >>> names = []
+    >>> for text in (b"0 1:1\\n1 0:1\\n", b"1 4:1\\n"):
+    ...     fd, name = tempfile.mkstemp(suffix=".svm")
+    ...     _ = os.write(fd, text); os.close(fd); names.append(name)
+    >>> Xtr, ytr, Xte, yte = load_svmlight_pair(*names)
+    >>> Xtr.shape, Xte.shape
+    ((2, 5), (1, 5))
+    >>> for name in names:
+    ...     os.remove(name)
     """
     Xtr, Ytr, Xte, Yte = load_svmlight_files(
-        [str(train_path), str(test_path)],
+        [os.fspath(train_path), os.fspath(test_path)],
         n_features=n_features,
         multilabel=True,
         zero_based=zero_based,
@@ -173,7 +235,10 @@ def load_svmlight_pair(
 
 
 def load_bibtex(normalize=True, dtype=np.float64):
-    """Bibtex (1,836 features, 159 labels) from ``../shared/data``.
+    """Load Bibtex (1,836 features, 159 labels) from the shared data folder.
+
+    Reads ``bibtex_train.svm.gz`` and ``bibtex_test.svm.gz`` from
+    :func:`shared_data_dir` with :func:`load_svmlight_pair`.
 
     Parameters
     ----------
@@ -181,41 +246,85 @@ def load_bibtex(normalize=True, dtype=np.float64):
         Unit L2 rows (Fagan & Iyengar); False keeps the binary features
         (Ruiz et al.).
     dtype : {np.float64, np.float32}, default=np.float64
+        Dtype of the values of X_train and X_test.
 
     Returns
     -------
-    X_train, y_train, X_test, y_test
-        4,880 and 2,515 rows before the protocol drops empty rows; the
-        training set has 146 classes.
+    X_train : scipy.sparse.csr_matrix of shape (4880, 1836)
+    y_train : ndarray of shape (4880,), dtype int64
+        146 distinct classes.
+    X_test : scipy.sparse.csr_matrix of shape (2515, 1836)
+    y_test : ndarray of shape (2515,), dtype int64
 
     Raises
     ------
     FileNotFoundError
-        When the shared data folder or the files are absent.
+        When the shared data folder or one of the two files is absent.
 
     Examples
     --------
     >>> from sksoftmax.datasets import load_bibtex
     >>> try:
-    ...     X, y, _, _ = load_bibtex()
-    ... except FileNotFoundError:
-    ...     pass
+    ...     X, y, X_test, y_test = load_bibtex()
+    ... except FileNotFoundError:  # no ../shared/data here
+    ...     X = None
+    >>> X is None or X.shape == (4880, 1836)
+    True
     """
     folder = shared_data_dir()
-    names = ("bibtex_train.svm.gz", "bibtex_test.svm.gz")
-    if folder is None or not all((folder / n).is_file() for n in names):
+    missing = (
+        list(_BIBTEX_FILES)
+        if folder is None
+        else [n for n in _BIBTEX_FILES if not (folder / n).is_file()]
+    )
+    if missing:
+        where = (
+            "no data folder found" if folder is None else f"looked in {folder}"
+        )
         raise FileNotFoundError(
-            "Bibtex not found: expected ../shared/data/bibtex_train.svm.gz "
-            "and bibtex_test.svm.gz beside the repository, or a folder named "
-            "by $SKSOFTMAX_SHARED_DATA."
+            f"Bibtex not found ({where}): need {', '.join(missing)} in "
+            "../shared/data beside the repository checkout, or in the "
+            "folder named by $SKSOFTMAX_SHARED_DATA."
         )
     return load_svmlight_pair(
-        folder / names[0],
-        folder / names[1],
-        n_features=1836,
+        folder / _BIBTEX_FILES[0],
+        folder / _BIBTEX_FILES[1],
+        n_features=_BIBTEX_N_FEATURES,
         normalize=normalize,
         dtype=dtype,
     )
+
+
+def _make_rng(random_state):
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    # A Generator seeded from sklearn's RandomState keeps the usual
+    # random_state semantics (int, RandomState, None) with the faster
+    # Generator samplers.
+    seed = check_random_state(random_state).randint(0, _INT32_MAX)
+    return np.random.default_rng(seed)
+
+
+def _distinct_topics(rng, n_classes, n_features, n_informative):
+    """Draw, per class, n_informative distinct features uniformly at random.
+
+    Floyd's algorithm, vectorised over classes: n_informative passes of
+    O(n_classes * n_informative) each, whatever n_features is, where a
+    permutation per class would cost O(n_classes * n_features).
+    """
+    topics = np.empty((n_classes, n_informative), dtype=np.int32)
+    for c, j in enumerate(range(n_features - n_informative, n_features)):
+        t = rng.integers(0, j + 1, size=n_classes, dtype=np.int32)
+        taken = (topics[:, :c] == t[:, None]).any(axis=1)
+        topics[:, c] = np.where(taken, j, t)
+    topics.sort(axis=1)
+    return topics
+
+
+def _sample_from_cdf(rng, cdf, size):
+    # side="right" never returns an index of zero mass; u < 1 = cdf[-1]
+    # keeps the result in range.
+    return np.searchsorted(cdf, rng.random(size), side="right")
 
 
 def make_softmax_classification(
@@ -228,123 +337,189 @@ def make_softmax_classification(
     topic_weight=0.5,
     background_exponent=1.0,
     class_exponent=0.0,
+    class_weights=None,
     random_state=None,
     return_coef=False,
     dtype=np.float64,
 ):
     """Sparse counts and labels from a planted, exactly softmax, model.
 
-    The class comes first: y ~ prior, with prior_k proportional to
-    (k + 1)^-class_exponent (uniform by default). Then a bag of
-    L = 1 + Poisson(density * n_features - 1) words: each word is, with
-    probability ``topic_weight``, one of the ``n_informative`` topic features
-    S_y of the class (drawn at random per class), otherwise a feature from a
-    shared Zipf-like background bg_j proportional to
-    (j + 1)^-background_exponent.
-    The features are the word counts. Since p(x | y = k) is multinomial with
-    theta_kj = (1 - lam) bg_j + lam c_kj / n_informative (c_kj the times j is
-    in S_k), and L does not depend on the class, Bayes' rule gives exactly
+    The class comes first: ``y ~ prior``. Then a bag of
+    ``L = 1 + Poisson(density * n_features - 1)`` words, L independent of
+    the class: each word is, with probability ``lam = topic_weight``, drawn
+    uniformly from the ``n_informative`` distinct topic features S_y of the
+    class (drawn at random per class), and otherwise from a background
+    distribution shared by all classes, ``bg_j`` proportional to
+    ``(j + 1) ** -background_exponent``. The features are the word counts.
+
+    So p(x | y = k) is multinomial with
+    ``theta_kj = (1 - lam) bg_j + lam / n_informative [j in S_k]``, and Bayes'
+    rule gives exactly (the multinomial coefficient, p(L) and the background
+    term are the same for every class and cancel)::
 
         p(y = k | x) = softmax_k(x . w_k + b_k),
         w_kj = log(theta_kj / ((1 - lam) bg_j))   (nonzero on S_k only),
         b_k = log prior_k.
 
-    Binarising or normalising the counts would break this exactness, so the
-    counts are returned as they are. Drawing costs O(nnz) per row and
-    O(n_classes * n_informative) in all: a million classes is cheap.
+    Binarising or normalising the counts would break this exactness, so X
+    holds the raw counts. ``topic_weight`` plays the part of a class
+    separation: near 0 the classes are indistinguishable, near 1 a few words
+    identify the class.
+
+    Time and memory are O(nnz(X) + n_classes * n_informative); no step costs
+    O(n_classes) per row or O(n_classes * n_features), so a million classes
+    is cheap.
 
     Parameters
     ----------
-    n_samples, n_features, n_classes : int
-    density : float, default=0.01
-        Expected fraction of nonzero features per row (words per row, before
-        repeats are merged).
+    n_samples : int, default=1000
+        Number of rows.
+    n_features : int, default=1000
+        Number of features (vocabulary size).
+    n_classes : int, default=100
+        Number of classes; every class has a coefficient row, observed or not.
+    density : float in (0, 1], default=0.01
+        Expected words per row divided by n_features; repeated words merge,
+        so the fraction of nonzeros is a little smaller.
     n_informative : int, default=5
-        Topic features per class.
+        Topic features per class, at most n_features.
     topic_weight : float in (0, 1), default=0.5
-        Probability that a word comes from the class's topic.
+        Probability that a word comes from the class's topic (``lam``).
     background_exponent : float, default=1.0
-        Zipf exponent of the background word distribution.
+        Zipf exponent of the background word distribution (0: uniform).
     class_exponent : float, default=0.0
-        Zipf exponent of the class prior (0: uniform).
-    random_state : int, RandomState instance or None, default=None
+        Zipf exponent of the class prior, ``prior_k`` proportional to
+        ``(k + 1) ** -class_exponent`` (0: uniform).
+    class_weights : array-like of shape (n_classes,), default=None
+        Positive class prior, up to normalisation; overrides
+        ``class_exponent``.
+    random_state : int, RandomState, Generator or None, default=None
+        Seed or generator; an int gives the same data on every call.
     return_coef : bool, default=False
-        Also return the true coefficients.
+        Also return the true coefficients and intercepts.
     dtype : {np.float64, np.float32}, default=np.float64
+        Dtype of the values of X (exact small integers either way).
 
     Returns
     -------
     X : scipy.sparse.csr_matrix of shape (n_samples, n_features)
         Word counts, canonical CSR with int32 indices; no empty row.
-    y : ndarray of shape (n_samples,), int64
+    y : ndarray of shape (n_samples,), dtype int64
     coef : scipy.sparse.csr_matrix of shape (n_classes, n_features)
-        Only with ``return_coef``.
+        Only with ``return_coef``: float64, n_informative entries per row.
+        The true posterior is ``softmax(X @ coef.T + intercept)``.
     intercept : ndarray of shape (n_classes,)
-        Only with ``return_coef``.
+        Only with ``return_coef``: the log class prior.
 
     Examples
     --------
+    >>> import numpy as np
     >>> from sksoftmax.datasets import make_softmax_classification
-    >>> X, y = make_softmax_classification(100, 50, 10, density=0.1,
-    ...                                    random_state=0)
-    >>> X.shape, int(y.max()) < 10
-    ((100, 50), True)
+    >>> X, y, coef, b = make_softmax_classification(
+    ...     100, 50, 10, density=0.1, random_state=0, return_coef=True)
+    >>> X.shape, coef.shape, int(y.max()) < 10
+    ((100, 50), (10, 50), True)
+    >>> scores = (X @ coef.T).toarray() + b
+    >>> p = np.exp(scores - scores.max(axis=1, keepdims=True))
+    >>> p /= p.sum(axis=1, keepdims=True)  # the exact p(y | x)
+    >>> bool(np.allclose(p.sum(axis=1), 1.0))
+    True
     """
-    if not 0 < topic_weight < 1:
-        raise ValueError(f"topic_weight must be in (0, 1), got {topic_weight}")
-    if n_classes < 2 or n_features < 1 or n_samples < 1 or n_informative < 1:
+    if min(n_samples, n_features, n_informative) < 1 or n_classes < 2:
         raise ValueError(
-            "need n_classes >= 2 and positive n_samples, "
-            "n_features, n_informative"
+            "need n_samples, n_features, n_informative >= 1 and "
+            f"n_classes >= 2; got {n_samples}, {n_features}, "
+            f"{n_informative} and {n_classes}"
+        )
+    if n_features > _INT32_MAX:
+        raise ValueError(f"n_features={n_features} does not fit int32")
+    if n_informative > n_features:
+        raise ValueError(
+            f"n_informative={n_informative} > n_features={n_features}"
         )
     if not 0 < density <= 1:
         raise ValueError(f"density must be in (0, 1], got {density}")
-    rng = np.random.default_rng(
-        check_random_state(random_state).randint(0, 2**31 - 1)
-    )
+    if not 0 < topic_weight < 1:
+        raise ValueError(f"topic_weight must be in (0, 1), got {topic_weight}")
+    rng = _make_rng(random_state)
     lam = float(topic_weight)
+
+    if class_weights is not None:
+        prior = np.asarray(class_weights, dtype=np.float64).ravel()
+        if prior.shape != (n_classes,):
+            raise ValueError(
+                f"class_weights has {prior.size} entries, expected {n_classes}"
+            )
+        # A zero-prior class would get an intercept of -inf.
+        if not (np.isfinite(prior).all() and (prior > 0).all()):
+            raise ValueError("class_weights must be positive and finite")
+        uniform = False
+    else:
+        uniform = class_exponent == 0
+        prior = np.arange(1, n_classes + 1, dtype=np.float64) ** -float(
+            class_exponent
+        )
+    prior /= prior.sum()
+    if uniform:
+        y = rng.integers(0, n_classes, size=n_samples, dtype=np.int64)
+    else:
+        cdf = np.cumsum(prior)
+        cdf /= cdf[-1]
+        y = _sample_from_cdf(rng, cdf, n_samples).astype(np.int64)
 
     bg = np.arange(1, n_features + 1, dtype=np.float64) ** -float(
         background_exponent
     )
     bg /= bg.sum()
-    bg_cdf = np.cumsum(bg)
-    prior = np.arange(1, n_classes + 1, dtype=np.float64) ** -float(
-        class_exponent
-    )
-    prior /= prior.sum()
-    topics = rng.integers(0, n_features, size=(n_classes, n_informative))
+    topics = _distinct_topics(rng, n_classes, n_features, n_informative)
 
-    y = np.searchsorted(np.cumsum(prior), rng.random(n_samples) * (1 - 1e-12))
-    y = np.minimum(y, n_classes - 1).astype(np.int64)
+    # The length must not depend on the class, or p(L | y) would enter the
+    # posterior and break its linearity in x.
     lengths = 1 + rng.poisson(max(density * n_features - 1.0, 0.0), n_samples)
-    rows = np.repeat(np.arange(n_samples), lengths)
-    from_topic = rng.random(rows.shape[0]) < lam
-    words = np.minimum(
-        np.searchsorted(bg_cdf, rng.random(rows.shape[0])), n_features - 1
-    )
-    slot = rng.integers(0, n_informative, size=int(from_topic.sum()))
+    rows = np.repeat(np.arange(n_samples, dtype=np.int64), lengths)
+    n_words = rows.shape[0]
+    bg_cdf = np.cumsum(bg)
+    bg_cdf /= bg_cdf[-1]
+    words = _sample_from_cdf(rng, bg_cdf, n_words).astype(np.int64)
+    from_topic = np.flatnonzero(rng.random(n_words) < lam)
+    slot = rng.integers(0, n_informative, size=from_topic.shape[0])
     words[from_topic] = topics[y[rows[from_topic]], slot]
+
+    # Merge repeated words into counts: sort by (row, word) in one key, then
+    # count runs. rows is already grouped, so this is a per-row sort.
+    key = rows * n_features + words
+    del rows, words
+    key.sort()
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    counts = np.diff(np.r_[starts, n_words]).astype(dtype)
+    key = key[starts]
+    row_of = key // n_features
+    indptr = np.zeros(n_samples + 1, dtype=np.int64)
+    np.cumsum(np.bincount(row_of, minlength=n_samples), out=indptr[1:])
+    idx_dtype = np.int32 if key.shape[0] <= _INT32_MAX else np.int64
     X = sp.csr_matrix(
-        (np.ones(rows.shape[0], dtype=dtype), (rows, words)),
+        (
+            counts,
+            (key - row_of * n_features).astype(idx_dtype),
+            indptr.astype(idx_dtype),
+        ),
         shape=(n_samples, n_features),
+        copy=False,
     )
-    X.sum_duplicates()
-    X.indices = X.indices.astype(np.int32, copy=False)
     if not return_coef:
         return X, y
 
-    # c_kj: multiplicity of j in S_k, as a sparse (K, D) count matrix
-    counts = sp.csr_matrix(
+    # Each class row holds its n_informative distinct, sorted topic columns.
+    nnz = n_classes * n_informative
+    coef_idx = np.int32 if nnz <= _INT32_MAX else np.int64
+    coef_data = np.log1p(lam / (n_informative * (1.0 - lam) * bg[topics]))
+    coef = sp.csr_matrix(
         (
-            np.ones(topics.size),
-            (np.repeat(np.arange(n_classes), n_informative), topics.ravel()),
+            coef_data.ravel(),
+            topics.ravel().astype(coef_idx, copy=False),
+            np.arange(0, nnz + 1, n_informative, dtype=coef_idx),
         ),
         shape=(n_classes, n_features),
+        copy=False,
     )
-    counts.sum_duplicates()
-    cols = counts.indices
-    counts.data = np.log1p(
-        lam * counts.data / (n_informative * (1 - lam) * bg[cols])
-    )
-    return X, y, counts, np.log(prior)
+    return X, y, coef, np.log(prior)

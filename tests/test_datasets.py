@@ -1,19 +1,38 @@
 """sksoftmax.datasets: the papers' protocol and the planted generator."""
 
 import gzip
+import tracemalloc
+from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
-from scipy.special import logsumexp
+from scipy.special import gammaln, logsumexp
 
+from sksoftmax import datasets
 from sksoftmax.datasets import (
     load_bibtex,
     load_svmlight_first_label,
+    load_svmlight_pair,
     make_softmax_classification,
     shared_data_dir,
 )
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def assert_canonical_csr(X):
+    assert sp.issparse(X) and X.format == "csr"
+    assert X.indices.dtype == np.int32 and X.indptr.dtype == np.int32
+    # has_canonical_format may be a cached flag: check the arrays themselves
+    for i in range(X.shape[0]):
+        cols = X.indices[X.indptr[i] : X.indptr[i + 1]]
+        assert (np.diff(cols) > 0).all()
+    assert X.has_canonical_format
+
+
+# --- svmlight protocol -----------------------------------------------------
 
 
 def test_protocol_on_a_small_file(tmp_path):
@@ -24,99 +43,350 @@ def test_protocol_on_a_small_file(tmp_path):
         "2,4 \n"  # no feature: dropped
         "4 1:0\n"  # only an explicit zero: dropped
         "1 0:1 1:2\n"
+        "0,7,9 1:4 2:0\n"  # explicit zero removed, row kept, label 0
     )
     X, y = load_svmlight_first_label(path, n_features=3)
-    assert_array_equal(y, [3, 1])
-    assert_array_equal(X.toarray(), [[1, 0, 3], [1, 2, 0]])
-    assert X.indices.dtype == np.int32 and X.has_canonical_format
-    Xn, _ = load_svmlight_first_label(
+    assert y.dtype == np.int64
+    assert_array_equal(y, [3, 1, 0])
+    assert X.dtype == np.float64
+    assert_array_equal(X.toarray(), [[1, 0, 3], [1, 2, 0], [0, 4, 0]])
+    assert X.nnz == 5  # no stored zero
+    assert_canonical_csr(X)
+
+    Xn, yn = load_svmlight_first_label(
         path, n_features=3, normalize=True, dtype=np.float32
     )
     assert Xn.dtype == np.float32
+    assert_array_equal(yn, y)
     assert_allclose(sp.linalg.norm(Xn, axis=1), 1.0, rtol=1e-6)
+    assert_allclose(
+        Xn.toarray(),
+        X.toarray() / np.linalg.norm(X.toarray(), axis=1, keepdims=True),
+        rtol=1e-6,
+    )
+    assert_canonical_csr(Xn)
+
+
+def test_protocol_reads_gzip_and_infers_n_features(tmp_path):
+    path = tmp_path / "tiny.svm.gz"
+    with gzip.open(path, "wt") as f:
+        f.write("2,3 0:1 4:2\n\n1 1:1\n")  # the blank line is no row
+    X, y = load_svmlight_first_label(path)
+    assert X.shape == (2, 5)
+    assert_array_equal(y, [2, 1])
+
+
+def test_pair_shares_n_features(tmp_path):
+    train, test = tmp_path / "train.svm", tmp_path / "test.svm"
+    train.write_text("0 1:1\n1 0:1\n 2:5\n")
+    test.write_text("1,2 6:2\n3 \n")
+    Xtr, ytr, Xte, yte = load_svmlight_pair(train, test, normalize=True)
+    assert Xtr.shape == (2, 7) and Xte.shape == (1, 7)  # the max of the two
+    assert_array_equal(ytr, [0, 1])
+    assert_array_equal(yte, [1])
+    assert_allclose(Xte.toarray(), [[0, 0, 0, 0, 0, 0, 1]])
+    Xtr, _, Xte, _ = load_svmlight_pair(
+        train, test, n_features=10, dtype=np.float32
+    )
+    assert Xtr.shape[1] == Xte.shape[1] == 10
+    assert Xtr.dtype == Xte.dtype == np.float32
+    assert_canonical_csr(Xtr)
+    assert_canonical_csr(Xte)
+
+
+# --- where the shared data is ---------------------------------------------
+
+
+def test_shared_data_dir_default_and_environment(tmp_path, monkeypatch):
+    monkeypatch.delenv("SKSOFTMAX_SHARED_DATA", raising=False)
+    expected = SHARED_DATA if SHARED_DATA.is_dir() else None
+    assert shared_data_dir() == expected
+    monkeypatch.setenv("SKSOFTMAX_SHARED_DATA", str(tmp_path))
+    assert shared_data_dir() == tmp_path
+    # a variable naming no folder falls back to the checkout's neighbour
+    monkeypatch.setenv("SKSOFTMAX_SHARED_DATA", str(tmp_path / "absent"))
+    assert shared_data_dir() == expected
+
+
+def test_load_bibtex_without_data(tmp_path, monkeypatch):
+    monkeypatch.setattr(datasets, "shared_data_dir", lambda: None)
+    with pytest.raises(FileNotFoundError, match="SKSOFTMAX_SHARED_DATA"):
+        load_bibtex()
+    monkeypatch.setattr(datasets, "shared_data_dir", lambda: tmp_path)
+    with pytest.raises(FileNotFoundError, match="bibtex_train.svm.gz"):
+        load_bibtex()
+
+
+# --- Bibtex ----------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def bibtex_dir():
-    d = shared_data_dir()
-    if d is None or not (d / "bibtex_train.svm.gz").is_file():
+    if not (SHARED_DATA / "bibtex_train.svm.gz").is_file():
         pytest.skip("../shared/data is absent")
-    return d
+    return SHARED_DATA
 
 
-def test_bibtex_protocol(bibtex_dir):
-    X, y, Xt, yt = load_bibtex(normalize=True)
-    assert X.shape[1] == Xt.shape[1] == 1836
-    assert X.shape[0] <= 4880 and Xt.shape[0] <= 2515
+def hand_parse(path, n_features):
+    """The protocol written out line by line, independently of sklearn."""
+    rows, labels = [], []
+    with gzip.open(path, "rt") as f:
+        for line in f:
+            tokens = line.split()
+            if not tokens:
+                continue
+            # a line with no label starts with a space, i.e. with "f:v"
+            if line[0].isspace() or ":" in tokens[0]:
+                continue
+            feats = {}
+            for tok in tokens[1:]:
+                j, v = tok.split(":")
+                if float(v) != 0:
+                    feats[int(j)] = float(v)
+            if not feats:
+                continue
+            labels.append(int(tokens[0].split(",")[0]))  # first as written
+            rows.append(feats)
+    dense = np.zeros((len(rows), n_features))
+    for i, feats in enumerate(rows):
+        dense[i, list(feats)] = list(feats.values())
+    return dense, np.array(labels)
+
+
+@pytest.fixture(scope="module")
+def bibtex_raw(bibtex_dir):
+    return (
+        *hand_parse(bibtex_dir / "bibtex_train.svm.gz", 1836),
+        *hand_parse(bibtex_dir / "bibtex_test.svm.gz", 1836),
+    )
+
+
+def test_bibtex_matches_a_hand_parse(bibtex_raw, monkeypatch):
+    monkeypatch.delenv("SKSOFTMAX_SHARED_DATA", raising=False)
+    Dtr, ltr, Dte, lte = bibtex_raw
+    X, y, Xt, yt = load_bibtex(normalize=False)
+    # the protocol drops nothing from Bibtex: every row has a label and a word
+    assert X.shape == (4880, 1836) and Xt.shape == (2515, 1836)
+    assert Dtr.shape[0] == 4880 and Dte.shape[0] == 2515
     assert np.unique(y).shape[0] == 146
+    assert_array_equal(y, ltr)
+    assert_array_equal(yt, lte)
+    assert_array_equal(X.toarray(), Dtr)
+    assert_array_equal(Xt.toarray(), Dte)
+    assert_canonical_csr(X)
+    assert_canonical_csr(Xt)
+
+
+def test_bibtex_normalized(bibtex_raw, monkeypatch):
+    monkeypatch.delenv("SKSOFTMAX_SHARED_DATA", raising=False)
+    Dtr, ltr, _, _ = bibtex_raw
+    X, y, Xt, _ = load_bibtex(normalize=True)
     assert_allclose(sp.linalg.norm(X, axis=1), 1.0, rtol=1e-12)
-    assert (np.diff(X.indptr) > 0).all()
-    # compare the first rows with a hand parse of the raw file
-    with gzip.open(bibtex_dir / "bibtex_train.svm.gz", "rt") as f:
-        raw = [f.readline() for _ in range(40)]
-    kept = [
-        line for line in raw if line.split(" ")[0] and len(line.split()) > 1
-    ]
-    Xr, yr, _, _ = load_bibtex(normalize=False)
-    for i, line in enumerate(kept[:20]):
-        head, *feats = line.split()
-        assert yr[i] == min(int(v) for v in head.split(","))
-        cols = sorted(int(f.split(":")[0]) for f in feats)
-        assert_array_equal(Xr[i].indices, cols)
-
-
-def test_generator_shapes_and_reproducibility():
-    X, y = make_softmax_classification(
-        500, 300, 40, density=0.05, random_state=3, dtype=np.float32
+    assert_allclose(sp.linalg.norm(Xt, axis=1), 1.0, rtol=1e-12)
+    assert_allclose(
+        X[:50].toarray(),
+        Dtr[:50] / np.linalg.norm(Dtr[:50], axis=1, keepdims=True),
+        rtol=1e-12,
     )
+    assert_array_equal(y, ltr)
+    X32, _, _, _ = load_bibtex(dtype=np.float32)
+    assert X32.dtype == np.float32
+    assert_allclose(X32.toarray(), X.toarray(), rtol=1e-6)
+
+
+# --- the planted softmax generator -----------------------------------------
+
+
+def test_generator_shapes_dtype_and_reproducibility():
+    kw = {"density": 0.05, "random_state": 3, "dtype": np.float32}
+    X, y = make_softmax_classification(500, 300, 40, **kw)
     assert X.shape == (500, 300) and X.dtype == np.float32
-    assert y.dtype == np.int64 and y.min() >= 0 and y.max() < 40
-    assert X.has_canonical_format and X.indices.dtype == np.int32
-    assert (np.diff(X.indptr) > 0).all()
-    assert abs(X.sum() / 500 - 15) < 1.5  # ~ density * n_features
-    X2, y2 = make_softmax_classification(
-        500, 300, 40, density=0.05, random_state=3, dtype=np.float32
-    )
+    assert y.shape == (500,) and y.dtype == np.int64
+    assert y.min() >= 0 and y.max() < 40
+    assert_canonical_csr(X)
+    assert (np.diff(X.indptr) > 0).all()  # no empty row
+    # raw counts: positive integers, about density * n_features per row
+    assert (X.data >= 1).all() and (X.data == np.round(X.data)).all()
+    assert (X.data > 1).any()
+    assert abs(X.sum() / 500 - 15) < 1.0
+
+    X2, y2 = make_softmax_classification(500, 300, 40, **kw)
     assert_array_equal(y, y2)
-    assert (X != X2).nnz == 0
+    assert_array_equal(X.indptr, X2.indptr)
+    assert_array_equal(X.indices, X2.indices)
+    assert_array_equal(X.data, X2.data)
+    _, y3 = make_softmax_classification(500, 300, 40, density=0.05)
+    assert not np.array_equal(y, y3)
+    Xs, ys = make_softmax_classification(
+        500, 300, 40, density=0.05, random_state=3
+    )
+    assert Xs.dtype == np.float64
+    assert_array_equal(ys, y)
+    assert_array_equal(Xs.toarray(), X.toarray())
 
 
-def test_planted_posterior_is_the_bayes_posterior():
-    K, D, lam, n_inf = 5, 30, 0.4, 3
+def test_generator_coef_structure():
+    _, _, coef, b = make_softmax_classification(
+        50,
+        8,
+        300,
+        density=0.5,
+        n_informative=8,
+        random_state=0,
+        return_coef=True,
+    )
+    # n_informative == n_features: each topic set is the whole vocabulary
+    assert coef.shape == (300, 8) and coef.nnz == 300 * 8
+    assert (coef.data > 0).all()
+    assert_canonical_csr(coef)
+    assert_allclose(b, np.log(1 / 300))
+
+    _, _, coef, _ = make_softmax_classification(
+        10, 1000, 2000, n_informative=7, random_state=1, return_coef=True
+    )
+    assert_array_equal(np.diff(coef.indptr), 7)  # distinct topic features
+    assert_canonical_csr(coef)
+    # topics are spread over the vocabulary, not clustered
+    used = np.bincount(coef.indices, minlength=1000)
+    assert used.min() > 0 and used.max() < 4 * used.mean()
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"n_classes": 1},
+        {"n_informative": 0},
+        {"n_informative": 31},
+        {"density": 0.0},
+        {"density": 1.5},
+        {"topic_weight": 1.0},
+        {"class_weights": np.ones(4)},
+        {"class_weights": [1, 1, 0, 1, 1]},
+    ],
+)
+def test_generator_rejects_bad_parameters(kw):
+    params = {"n_samples": 10, "n_features": 30, "n_classes": 5}
+    params["density"] = 0.1
+    params.update(kw)
+    with pytest.raises(ValueError):
+        make_softmax_classification(**params)
+
+
+def test_planted_posterior_is_exactly_bayes():
+    K, D, lam, m, density = 5, 30, 0.4, 3, 0.2
+    n = 20000
     X, y, coef, intercept = make_softmax_classification(
-        20000,
+        n,
         D,
         K,
-        density=0.2,
-        n_informative=n_inf,
+        density=density,
+        n_informative=m,
         topic_weight=lam,
         class_exponent=1.0,
         random_state=0,
         return_coef=True,
     )
-    # the model's own parameters, rebuilt from coef: theta from Bayes' rule
-    bg = np.arange(1, D + 1, dtype=float) ** -1.0
+    # The model rebuilt from its documented definition; only the random topic
+    # sets S_k are read off coef (its sparsity pattern, not its values).
+    bg = 1.0 / np.arange(1, D + 1)
     bg /= bg.sum()
-    theta = (1 - lam) * bg * np.exp(coef.toarray())
-    assert_allclose(theta.sum(axis=1), 1.0, rtol=1e-12)  # proper multinomials
-    prior = np.exp(intercept)
-    assert_allclose(prior.sum(), 1.0)
+    prior = 1.0 / np.arange(1, K + 1)
+    prior /= prior.sum()
+    member = coef.toarray() != 0
+    assert_array_equal(member.sum(axis=1), m)
+    theta = (1 - lam) * bg + lam / m * member
+    assert_allclose(theta.sum(axis=1), 1.0, rtol=1e-14)
+
+    # Bayes' rule with the full likelihood of the bag of words over all
+    # classes: p(L) times the multinomial pmf of the counts given L.
     Xd = X.toarray()
-    log_joint = np.log(prior) + Xd @ np.log(theta).T
+    L = Xd.sum(axis=1)
+    mu = density * D - 1
+    log_p_len = (L - 1) * np.log(mu) - mu - gammaln(L)  # 1 + Poisson(mu)
+    log_multinomial = gammaln(L + 1) - gammaln(Xd + 1).sum(axis=1)
+    log_joint = (
+        np.log(prior)
+        + (log_p_len + log_multinomial)[:, None]
+        + Xd @ np.log(theta).T
+    )
     bayes = np.exp(log_joint - logsumexp(log_joint, axis=1, keepdims=True))
-    S = (X @ coef.T).toarray() + intercept
-    softmax = np.exp(S - logsumexp(S, axis=1, keepdims=True))
-    assert_allclose(softmax, bayes, rtol=1e-10, atol=1e-12)
-    # and the labels were drawn from it: calibration of p(y_i | x_i)
-    p_obs = softmax[np.arange(len(y)), y]
-    assert abs(p_obs.mean() - (softmax**2).sum(axis=1).mean()) < 0.01
-    # class frequencies follow the Zipf prior
-    assert_allclose(np.bincount(y, minlength=K) / len(y), prior, atol=0.015)
+
+    scores = (X @ coef.T).toarray() + intercept
+    posterior = np.exp(scores - logsumexp(scores, axis=1, keepdims=True))
+    assert_allclose(posterior, bayes, rtol=1e-10, atol=1e-12)
+    assert_allclose(intercept, np.log(prior), rtol=1e-14)
+
+    # The data were drawn from that model: class frequencies follow the
+    # prior and each class's word frequencies follow theta_k.
+    se_prior = np.sqrt(prior * (1 - prior) / n)
+    assert (
+        np.abs(np.bincount(y, minlength=K) / n - prior) < 5 * se_prior
+    ).all()
+    for k in range(K):
+        words = Xd[y == k].sum(axis=0)
+        se = np.sqrt(theta[k] * (1 - theta[k]) / words.sum())
+        assert (np.abs(words / words.sum() - theta[k]) < 5 * se + 1e-3).all()
+    assert abs(L.mean() - density * D) < 5 * np.sqrt(mu / n)
+
+    # ... and the labels were drawn from the posterior: for y ~ p(. | x),
+    # E[-log p_y] is the mean entropy and E[p_y] the mean sum of p_k^2.
+    p_obs = posterior[np.arange(n), y]
+    nll = -np.log(p_obs)
+    entropy = -(posterior * np.log(posterior)).sum(axis=1)
+    assert abs(nll.mean() - entropy.mean()) < 5 * nll.std() / np.sqrt(n)
+    purity = (posterior**2).sum(axis=1)
+    assert abs(p_obs.mean() - purity.mean()) < 5 * p_obs.std() / np.sqrt(n)
+    # reliability: within bins of max probability, the argmax is right as
+    # often as the posterior says
+    pmax, pred = posterior.max(axis=1), posterior.argmax(axis=1)
+    for lo, hi in [(0.0, 0.5), (0.5, 0.8), (0.8, 1.01)]:
+        sel = (pmax >= lo) & (pmax < hi)
+        if sel.sum() > 500:
+            hit = (pred[sel] == y[sel]).mean()
+            assert abs(hit - pmax[sel].mean()) < 5 * np.sqrt(0.25 / sel.sum())
+
+
+def test_class_weights_set_the_prior():
+    w = np.array([5.0, 1.0, 1.0, 3.0])
+    _, y, _, b = make_softmax_classification(
+        40000,
+        20,
+        4,
+        density=0.1,
+        class_weights=w,
+        random_state=0,
+        return_coef=True,
+    )
+    assert_allclose(b, np.log(w / w.sum()))
+    assert_allclose(
+        np.bincount(y, minlength=4) / 40000, w / w.sum(), atol=0.01
+    )
 
 
 def test_generator_scales_to_a_million_classes():
-    X, y, coef, b = make_softmax_classification(
-        2000, 5000, 1_000_000, density=0.004, random_state=0, return_coef=True
-    )
-    assert X.shape == (2000, 5000) and coef.shape == (1_000_000, 5000)
-    assert coef.nnz <= 5 * 1_000_000 and b.shape == (1_000_000,)
+    K, m = 1_000_000, 5
+    tracemalloc.start()
+    try:
+        X, y, coef, b = make_softmax_classification(
+            2000,
+            5000,
+            K,
+            density=0.004,
+            n_informative=m,
+            random_state=0,
+            return_coef=True,
+        )
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert X.shape == (2000, 5000) and y.shape == (2000,)
+    assert coef.shape == (K, 5000) and coef.nnz == K * m
+    assert b.shape == (K,) and y.max() < K
+    assert_canonical_csr(X)
+    # The output alone is about 8 + 4 bytes per coefficient and 12 bytes per
+    # class; a dense (K, 5000) matrix would be 40 GB.
+    assert peak < 40 * K * m, f"peak {peak / 1e6:.0f} MB"
+    # only O(n_samples) classes are observed, each from its own topic words
+    rows = np.flatnonzero(y == y[0])
+    topic = coef.indices[coef.indptr[y[0]] : coef.indptr[y[0] + 1]]
+    assert X[rows][:, topic].sum() > 0
