@@ -105,3 +105,76 @@ def softmax_objective(W, b, X, y, alpha, sw=None):
     nll = -logp[np.arange(len(y)), y]
     sw = np.ones(len(y)) if sw is None else sw
     return nll @ sw / sw.sum() + 0.5 * alpha * np.sum(W * W)
+
+
+def sampled_epoch_reference(
+    X,
+    y,
+    sw,
+    W,
+    b,
+    rng,
+    *,
+    loss,
+    batch_size,
+    m,
+    eta_epoch,
+    eta0=None,
+    power_t=0.5,
+    schedule="constant",
+    t=0,
+    alpha=0.0,
+    fit_intercept=True,
+    shuffle=True,
+):
+    """One epoch of minibatch SGD on the OVE / NCE / importance loss.
+
+    Each loss is written out as its formula and differentiated by hand in
+    the plainest way (full score vectors, masks); returns
+    (W, b, objective_sum, weight_sum, t), all new arrays.
+    """
+    X = dense(X).astype(np.float64)
+    W, b = W.astype(np.float64), b.astype(np.float64)
+    n, K = X.shape[0], W.shape[0]
+    order = rng.permutation(n) if shuffle else np.arange(n)
+    obj, wsum = 0.0, 0.0
+    log_q = np.log(m / K)
+    for start in range(0, n, batch_size):
+        rows = order[start : start + batch_size]
+        eta = (
+            eta0 / (t + 1) ** power_t if schedule == "invscaling" else eta_epoch
+        )
+        t += len(rows)
+        S = rng.sample_classes(K + 1, K, m, False)
+        grad_W, grad_b = np.zeros_like(W), np.zeros_like(b)
+        for i in rows:
+            x, s, yi = X[i], sw[i], y[i]
+            scores = W @ x + b
+            ks = S[S != yi]
+            g = np.zeros(K)
+            if loss == "ove":
+                z = scores[ks] - scores[yi]
+                value = K / m * np.logaddexp(0, z).sum()
+                g[ks] = K / m / (1 + np.exp(-z))
+                g[yi] = -g[ks].sum()
+            elif loss == "nce":
+                zy, zk = scores[yi] - log_q, scores[ks] - log_q
+                value = np.logaddexp(0, -zy) + np.logaddexp(0, zk).sum()
+                g[yi] = -1 / (1 + np.exp(zy))
+                g[ks] = 1 / (1 + np.exp(-zk))
+            else:
+                sub = np.concatenate([[scores[yi]], scores[ks]])
+                p = np.exp(sub - np.logaddexp.reduce(sub))
+                value = -np.log(p[0])
+                g[yi] = p[0] - 1
+                g[ks] = p[1:]
+            obj += s * value
+            wsum += s
+            grad_W += s * np.outer(g, x)
+            grad_b += s * g
+        nb = len(rows)
+        W = max(0.0, 1 - eta * alpha * sw[rows].sum() / nb) * W
+        W = W - eta * grad_W / nb
+        if fit_intercept:
+            b = b - eta * grad_b / nb
+    return W, b, obj, wsum, t

@@ -2,12 +2,19 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sksoftmax import ImplicitSGDClassifier, UMaxSoftmaxClassifier
+from sksoftmax import (
+    ImplicitSGDClassifier,
+    SampledSoftmaxClassifier,
+    UMaxSoftmaxClassifier,
+)
 
 ESTIMATORS = [
     UMaxSoftmaxClassifier(random_state=0),
     UMaxSoftmaxClassifier(alpha=1e-3, fit_intercept=False, random_state=0),
     ImplicitSGDClassifier(random_state=0),
+    SampledSoftmaxClassifier(loss="ove", random_state=0),
+    SampledSoftmaxClassifier(loss="nce", random_state=0),
+    SampledSoftmaxClassifier(loss="importance", random_state=0),
 ]
 
 # Each entry: check name -> one-line reason it is expected to fail.
