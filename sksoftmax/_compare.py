@@ -17,6 +17,7 @@ from sklearn.utils import gen_batches
 
 from . import datasets
 from ._implicit import ImplicitSGDClassifier
+from ._sampled import SampledSoftmaxClassifier
 from ._umax import UMaxSoftmaxClassifier
 
 # name -> factory(setting) with setting.alpha (the L2 penalty of the mean
@@ -32,6 +33,16 @@ METHODS = {
         random_state=s.random_state,
     ),
     "Implicit SGD (sksoftmax)": lambda s: ImplicitSGDClassifier(
+        eta0=100 * s.eta0,
+        alpha=s.alpha,
+        max_iter=50,
+        tol=None,
+        random_state=s.random_state,
+    ),
+    # biased: one-vs-each with 100-row minibatches sharing 5 classes; the
+    # step follows a minibatch mean, hence the larger rate
+    "OVE sampled softmax (sksoftmax)": lambda s: SampledSoftmaxClassifier(
+        loss="ove",
         eta0=100 * s.eta0,
         alpha=s.alpha,
         max_iter=50,
