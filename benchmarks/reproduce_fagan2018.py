@@ -108,8 +108,9 @@ def fit_curve(clf, X, y, checkpoints=CHECKPOINTS):
     except DivergenceError:
         return None
     finally:
-        clf.set_params(max_iter=per_chunk * checkpoints, warm_start=False,
-                       verbose=0)
+        clf.set_params(
+            max_iter=per_chunk * checkpoints, warm_start=False, verbose=0
+        )
     for line in buf.getvalue().splitlines():
         m = EPOCH_LINE.match(line)
         if m:
@@ -381,8 +382,11 @@ def main():
         if m in ok:
             r = np.min(ok[m]["seconds"]) / umax_epoch
             checks.append(
-                (f"{m} per-epoch time within 1.5x of U-max's", r <= 1.5,
-                 f"{r:.2f}x")
+                (
+                    f"{m} per-epoch time within 1.5x of U-max's",
+                    r <= 1.5,
+                    f"{r:.2f}x",
+                )
             )
     checks.append(
         ("whole script under 10 minutes", elapsed < 600, f"{elapsed:.0f} s")
@@ -397,43 +401,56 @@ def plot(name, outdir, curves, by_eta, forms):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("matplotlib not installed (pip install -e '.[bench]'): "
-              "no plots")
+        print("matplotlib not installed (pip install -e '.[bench]'): no plots")
         return []
-    files = []
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for m, c in curves.items():
-        ax.plot(c["epochs"], c["losses"], marker="o", label=m)
-    ax.set(xlabel="epoch", ylabel="training log-loss (exact)",
-           yscale="log", title=f"Fig. 1: {name}")
-    ax.legend()
-    files.append(_save(fig, outdir / f"fagan2018_{name}_fig1.png"))
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for m, v in by_eta.items():
-        ax.plot(GRID, np.where(np.isfinite(v), v, np.nan), marker="o",
-                label=m)
-    ax.set(xlabel="eta0", ylabel="training log-loss after 50 epochs",
-           xscale="log", yscale="log", title=f"Fig. 2: {name}")
-    ax.legend()
-    files.append(_save(fig, outdir / f"fagan2018_{name}_fig2.png"))
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for f, v in forms.items():
-        ax.plot(RAMAN_GRID, np.where(np.isfinite(v), v, np.nan), marker="o",
-                label=f)
-    ax.set(xlabel="eta0", ylabel="training log-loss after 50 epochs",
-           xscale="log", yscale="log", title=f"Fig. 3: U-max on {name}")
-    ax.legend()
-    files.append(_save(fig, outdir / f"fagan2018_{name}_fig3.png"))
-    return files
 
+    def line_plot(fig_no, series, xlabel, ylabel, title, xscale="linear"):
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for label, (x, v) in series.items():
+            v = np.asarray(v, dtype=float)
+            ax.plot(
+                x, np.where(np.isfinite(v), v, np.nan), marker="o", label=label
+            )
+        ax.set(
+            xlabel=xlabel,
+            ylabel=ylabel,
+            xscale=xscale,
+            yscale="log",
+            title=title,
+        )
+        ax.legend()
+        fig.tight_layout()
+        path = outdir / f"fagan2018_{name}_fig{fig_no}.png"
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        return path.name
 
-def _save(fig, path):
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-    return path.name
+    after = "training log-loss after 50 epochs"
+    return [
+        line_plot(
+            1,
+            {m: (c["epochs"], c["losses"]) for m, c in curves.items()},
+            "epoch",
+            "training log-loss (exact)",
+            f"Fig. 1: {name}",
+        ),
+        line_plot(
+            2,
+            {m: (GRID, v) for m, v in by_eta.items()},
+            "eta0",
+            after,
+            f"Fig. 2: {name}",
+            "log",
+        ),
+        line_plot(
+            3,
+            {f: (RAMAN_GRID, v) for f, v in forms.items()},
+            "eta0",
+            after,
+            f"Fig. 3: U-max on {name}",
+            "log",
+        ),
+    ]
 
 
 if __name__ == "__main__":

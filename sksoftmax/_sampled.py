@@ -177,6 +177,7 @@ feature_names_in_, validation_loss_
             self.shuffle,
         )
         if status != 0:
-            self._raise_divergence("a class score or ||W|| is not finite",
-                                   row, value)
+            self._raise_divergence(
+                "a class score or ||W|| is not finite", row, value
+            )
         return obj_sum, weight_sum, t

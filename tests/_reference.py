@@ -21,6 +21,28 @@ def dense(X):
     return X.toarray() if sp.issparse(X) else np.asarray(X)
 
 
+def random_problem(fmt, dtype, n=40, d=12, K=7, density=0.4, seed=0):
+    """A small random CSR (or dense) problem with one empty row and one
+    zero-weight row: (X, y, sample_weight)."""
+    rng = np.random.default_rng(seed)
+    X = sp.random(
+        n,
+        d,
+        density=density,
+        format="csr",
+        random_state=seed,
+        data_rvs=rng.standard_normal,
+    ).astype(dtype)
+    # one empty row: kernels must cope with nnz == 0
+    X = sp.vstack([X, sp.csr_matrix((1, d), dtype=dtype)], format="csr")
+    y = rng.integers(0, K, X.shape[0]).astype(np.intp)
+    sw = rng.uniform(0.5, 2.0, X.shape[0])
+    sw[3] = 0.0
+    if fmt == "dense":
+        X = np.ascontiguousarray(X.toarray())
+    return X, y, sw
+
+
 def umax_epoch_reference(
     X,
     y,
@@ -142,7 +164,9 @@ def sampled_epoch_reference(
     for start in range(0, n, batch_size):
         rows = order[start : start + batch_size]
         eta = (
-            eta0 / (t + 1) ** power_t if schedule == "invscaling" else eta_epoch
+            eta0 / (t + 1) ** power_t
+            if schedule == "invscaling"
+            else eta_epoch
         )
         t += len(rows)
         S = rng.sample_classes(K + 1, K, m, False)

@@ -11,7 +11,7 @@ from sksoftmax._random import RandomState
 from sksoftmax._umax_fast import umax_epoch32, umax_epoch64
 from sksoftmax._weight_matrix import make_weight_matrix
 
-from _reference import clone_rng, umax_epoch_reference
+from _reference import clone_rng, random_problem, umax_epoch_reference
 
 pytestmark = pytest.mark.kernel
 
@@ -20,24 +20,7 @@ DTYPES = [np.float64, np.float32]
 RTOL = {np.float64: 1e-10, np.float32: 2e-4}
 
 
-def _problem(fmt, dtype, n=40, d=12, K=7, density=0.4, seed=0):
-    rng = np.random.default_rng(seed)
-    X = sp.random(
-        n,
-        d,
-        density=density,
-        format="csr",
-        random_state=seed,
-        data_rvs=rng.standard_normal,
-    ).astype(dtype)
-    # one empty row: kernels must cope with nnz == 0
-    X = sp.vstack([X, sp.csr_matrix((1, d), dtype=dtype)], format="csr")
-    y = rng.integers(0, K, X.shape[0]).astype(np.intp)
-    sw = rng.uniform(0.5, 2.0, X.shape[0])
-    sw[3] = 0.0
-    if fmt == "dense":
-        X = np.ascontiguousarray(X.toarray())
-    return X, y, sw
+_problem = random_problem
 
 
 # --------------------------------------------------------------- dataset

@@ -3,7 +3,6 @@ NumPy reference, the losses' defining properties, and the estimator."""
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 
 from sksoftmax import DivergenceError, SampledSoftmaxClassifier
@@ -16,6 +15,7 @@ from sksoftmax.datasets import make_softmax_classification
 from _reference import (
     clone_rng,
     dense,
+    random_problem,
     sampled_epoch_reference,
     softmax_objective,
 )
@@ -23,29 +23,49 @@ from _reference import (
 RTOL = {np.float64: 1e-10, np.float32: 2e-4}
 
 
-def _problem(fmt, dtype, n=37, d=11, K=9, seed=0):
-    rng = np.random.default_rng(seed)
-    X = sp.random(
-        n, d, density=0.4, format="csr", random_state=seed,
-        data_rvs=rng.standard_normal,
-    ).astype(dtype)
-    X = sp.vstack([X, sp.csr_matrix((1, d), dtype=dtype)], format="csr")
-    y = rng.integers(0, K, X.shape[0]).astype(np.intp)
-    sw = rng.uniform(0.5, 2.0, X.shape[0])
-    sw[2] = 0.0
-    if fmt == "dense":
-        X = np.ascontiguousarray(X.toarray())
-    return X, y, sw
+def _problem(fmt, dtype, n=37, K=9, seed=0):
+    return random_problem(fmt, dtype, n=n, d=11, K=K, seed=seed)
 
 
-def _run_kernel(X, y, sw, W, b, rng, *, loss, batch_size, m, eta, t=0,
-                alpha=0.0, fit_intercept=True, schedule=0, eta0=0.5):
+def _run_kernel(
+    X,
+    y,
+    sw,
+    W,
+    b,
+    rng,
+    *,
+    loss,
+    batch_size,
+    m,
+    eta,
+    t=0,
+    alpha=0.0,
+    fit_intercept=True,
+    schedule=0,
+    eta0=0.5,
+):
     ds = make_dataset(X, sw)
     wm = make_weight_matrix(W, b)
     kernel = sampled_epoch64 if W.dtype == np.float64 else sampled_epoch32
-    out = kernel(ds, wm, y, rng, np.arange(X.shape[0], dtype=np.intp),
-                 LOSSES[loss], batch_size, m, schedule, eta, eta0, 0.5, t,
-                 alpha, fit_intercept, True)
+    out = kernel(
+        ds,
+        wm,
+        y,
+        rng,
+        np.arange(X.shape[0], dtype=np.intp),
+        LOSSES[loss],
+        batch_size,
+        m,
+        schedule,
+        eta,
+        eta0,
+        0.5,
+        t,
+        alpha,
+        fit_intercept,
+        True,
+    )
     return wm, out
 
 
@@ -72,14 +92,39 @@ def test_sampled_epoch_matches_reference(
     for epoch in range(2):
         t0 = epoch * X.shape[0]
         status, obj, wsum, t, _, _ = kernel(
-            ds, wm, y, rng, np.arange(X.shape[0], dtype=np.intp),
-            LOSSES[loss], 8, 4, 2 if schedule == "invscaling" else 0,
-            0.3, 0.6, 0.5, t0, alpha, fit_intercept, True,
+            ds,
+            wm,
+            y,
+            rng,
+            np.arange(X.shape[0], dtype=np.intp),
+            LOSSES[loss],
+            8,
+            4,
+            2 if schedule == "invscaling" else 0,
+            0.3,
+            0.6,
+            0.5,
+            t0,
+            alpha,
+            fit_intercept,
+            True,
         )
         assert status == 0
         W, b, obj_ref, wsum_ref, t_ref = sampled_epoch_reference(
-            X, y, sw, W, b, ref_rng, loss=loss, batch_size=8, m=4,
-            eta_epoch=0.3, eta0=0.6, schedule=schedule, t=t0, alpha=alpha,
+            X,
+            y,
+            sw,
+            W,
+            b,
+            ref_rng,
+            loss=loss,
+            batch_size=8,
+            m=4,
+            eta_epoch=0.3,
+            eta0=0.6,
+            schedule=schedule,
+            t=t0,
+            alpha=alpha,
             fit_intercept=fit_intercept,
         )
         tol = RTOL[dtype]
@@ -106,8 +151,16 @@ def test_importance_with_every_class_is_full_gradient_descent():
     b = 0.1 * rng0.standard_normal(K)
     intercept = b.copy()
     wm, (status, obj, wsum, *_) = _run_kernel(
-        X, y, sw, W.copy(), intercept, RandomState(0), loss="importance",
-        batch_size=n, m=K, eta=0.7,
+        X,
+        y,
+        sw,
+        W.copy(),
+        intercept,
+        RandomState(0),
+        loss="importance",
+        batch_size=n,
+        m=K,
+        eta=0.7,
     )
     assert status == 0
     Xd = dense(X)
@@ -143,8 +196,16 @@ def test_ove_estimate_is_unbiased_and_bounds_the_log_loss():
     for _ in range(3000):
         # eta = 0: the kernel only evaluates the sampled loss
         _, (status, obj, wsum, *_) = _run_kernel(
-            X, y, sw, W.copy(), b.copy(), rng, loss="ove",
-            batch_size=X.shape[0], m=2, eta=0.0,
+            X,
+            y,
+            sw,
+            W.copy(),
+            b.copy(),
+            rng,
+            loss="ove",
+            batch_size=X.shape[0],
+            m=2,
+            eta=0.0,
         )
         draws.append(obj / wsum)
     draws = np.asarray(draws)
@@ -159,12 +220,20 @@ def test_huge_scores_do_not_overflow_the_losses():
     K, d = 9, X.shape[1]
     W = np.zeros((K, d))
     b = np.zeros(K)
-    b[::2] = 5e3   # scores of +-5e3: every exp(score) would overflow
+    b[::2] = 5e3  # scores of +-5e3: every exp(score) would overflow
     b[1::2] = -5e3
     for loss in LOSSES:
         wm, (status, obj, *_rest) = _run_kernel(
-            X, y, sw, W.copy(), b.copy(), RandomState(0), loss=loss,
-            batch_size=8, m=4, eta=1e-6,
+            X,
+            y,
+            sw,
+            W.copy(),
+            b.copy(),
+            RandomState(0),
+            loss=loss,
+            batch_size=8,
+            m=4,
+            eta=1e-6,
         )
         assert status == 0 and np.isfinite(obj)
         assert np.all(np.isfinite(wm.true_coef()))
@@ -174,7 +243,10 @@ def test_huge_scores_do_not_overflow_the_losses():
 @pytest.fixture(scope="module")
 def planted():
     X, y = make_softmax_classification(
-        n_samples=3000, n_features=300, n_classes=40, density=0.03,
+        n_samples=3000,
+        n_features=300,
+        n_classes=40,
+        density=0.03,
         random_state=0,
     )
     return X, y
@@ -201,10 +273,12 @@ def test_every_loss_learns_and_predicts_exact_probabilities(planted, loss):
 def test_reproducible_and_dtype_preserving(planted):
     X, y = planted
     X32 = X.astype(np.float32)
-    a = SampledSoftmaxClassifier(max_iter=3, tol=None, eta0=0.05,
-                                 random_state=5).fit(X32, y)
-    b = SampledSoftmaxClassifier(max_iter=3, tol=None, eta0=0.05,
-                                 random_state=5).fit(X32, y)
+    a = SampledSoftmaxClassifier(
+        max_iter=3, tol=None, eta0=0.05, random_state=5
+    ).fit(X32, y)
+    b = SampledSoftmaxClassifier(
+        max_iter=3, tol=None, eta0=0.05, random_state=5
+    ).fit(X32, y)
     assert a.coef_.dtype == np.float32
     assert_array_equal(a.coef_, b.coef_)
     assert_array_equal(a.intercept_, b.intercept_)
@@ -226,8 +300,9 @@ def test_bad_parameters_and_divergence(planted):
         SampledSoftmaxClassifier(loss="hinge").fit(X, y)
     with pytest.raises(ValueError, match="batch_size"):
         SampledSoftmaxClassifier(batch_size=0).fit(X, y)
-    clf = SampledSoftmaxClassifier(loss="ove", eta0=1e306, max_iter=5,
-                                   tol=None, random_state=0)
+    clf = SampledSoftmaxClassifier(
+        loss="ove", eta0=1e306, max_iter=5, tol=None, random_state=0
+    )
     with pytest.raises(DivergenceError, match="lower eta0"):
         clf.fit(X, y)
     assert not hasattr(clf, "coef_")
@@ -237,8 +312,9 @@ def test_input_not_modified(planted):
     X, y = planted
     X0, y0 = X.copy(), y.copy()
     sw = np.ones(X.shape[0])
-    SampledSoftmaxClassifier(max_iter=2, tol=None, eta0=0.05,
-                             random_state=0).fit(X, y, sample_weight=sw)
+    SampledSoftmaxClassifier(
+        max_iter=2, tol=None, eta0=0.05, random_state=0
+    ).fit(X, y, sample_weight=sw)
     assert_array_equal(X.toarray(), X0.toarray())
     assert_array_equal(y, y0)
     assert_array_equal(sw, 1.0)
