@@ -5,6 +5,7 @@ number of classes, returning exact probabilities.
 """
 
 from ._implicit import ImplicitSGDClassifier
+from ._scent import SCENTClassifier
 from ._umax import UMaxSoftmaxClassifier
 from .exceptions import DivergenceError
 
@@ -12,6 +13,7 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "ImplicitSGDClassifier",
+    "SCENTClassifier",
     "UMaxSoftmaxClassifier",
     "DivergenceError",
     "__version__",

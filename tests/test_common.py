@@ -2,12 +2,22 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sksoftmax import ImplicitSGDClassifier, UMaxSoftmaxClassifier
+from sksoftmax import (
+    ImplicitSGDClassifier,
+    SCENTClassifier,
+    UMaxSoftmaxClassifier,
+)
 
 ESTIMATORS = [
     UMaxSoftmaxClassifier(random_state=0),
     UMaxSoftmaxClassifier(alpha=1e-3, fit_intercept=False, random_state=0),
     ImplicitSGDClassifier(random_state=0),
+    SCENTClassifier(random_state=0),
+    SCENTClassifier(
+        loss="bsgd", negatives="uniform", momentum=1.0, alpha=1e-3,
+        random_state=0,
+    ),
+    SCENTClassifier(nu_update="sox", batch_size=8, random_state=0),
 ]
 
 # Each entry: check name -> one-line reason it is expected to fail.
