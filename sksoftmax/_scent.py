@@ -59,6 +59,9 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         minibatch's classes, then ``W <- W - eta V`` on them. 1.0 turns
         momentum off (V = Z) and no V is stored; otherwise V is a private
         (n_classes, n_features) array beside ``coef_`` (memory: twice W).
+        Each epoch also uses a dense gradient workspace of
+        ``batch_size`` (in-batch) or ``2 * batch_size`` (uniform) rows of
+        ``n_features``.
     loss : {'minmin', 'bsgd'}, default='minmin'
         'minmin': the min-min objective above with ``nu`` (SCENT, SOX,
         SGD). 'bsgd': the text's BSGD comparator, the in-batch softmax
@@ -76,7 +79,9 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         This optimises a **biased proxy** of the objective: the negatives
         follow the label frequencies, not 1/K each, and exclude y_i, so the
         fixed point of ``nu_i`` and the gradient in W are those of a
-        frequency-weighted objective. 'uniform': ``batch_size`` classes
+        frequency-weighted objective (its minimum over nu,
+        log mean_{j in N_i} exp(R_ij), lacks the true class's term and is
+        unbounded below when the classes separate). 'uniform': ``batch_size`` classes
         drawn uniformly from all K, shared by the minibatch; given that they
         differ from y_i they are uniform over the other K - 1, and
         g_i = (1 + (K-1) mean_{j in N_i} exp(R_ij)) / K is unbiased for the
