@@ -70,7 +70,10 @@ METHODS = {
         lambda: SCENTClassifier(batch_size=BATCH, loss="bsgd"),
         [2.0, 8.0, 32.0, 128.0],
     ),
-    "U-max m=5": (lambda: UMaxSoftmaxClassifier(), [0.01, 0.03, 0.1, 0.3, 1.0]),
+    "U-max m=5": (
+        lambda: UMaxSoftmaxClassifier(),
+        [0.01, 0.03, 0.1, 0.3, 1.0],
+    ),
     "Implicit SGD m=1": (
         lambda: ImplicitSGDClassifier(),
         [0.1, 1.0, 10.0, 100.0],
@@ -152,9 +155,7 @@ def distinct_per_batch(n_classes, n_samples, n_features, density):
     )
     y = np.random.default_rng(0).permutation(y)
     n_full = (len(y) // BATCH) * BATCH
-    return np.mean(
-        [np.unique(b).size for b in y[:n_full].reshape(-1, BATCH)]
-    )
+    return np.mean([np.unique(b).size for b in y[:n_full].reshape(-1, BATCH)])
 
 
 def main():

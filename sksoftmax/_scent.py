@@ -81,8 +81,8 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         fixed point of ``nu_i`` and the gradient in W are those of a
         frequency-weighted objective (its minimum over nu,
         log mean_{j in N_i} exp(R_ij), lacks the true class's term and is
-        unbounded below when the classes separate). 'uniform': ``batch_size`` classes
-        drawn uniformly from all K, shared by the minibatch; given that they
+        unbounded below when the classes separate). 'uniform':
+        ``batch_size`` classes drawn uniformly from all K, shared by the minibatch; given that they
         differ from y_i they are uniform over the other K - 1, and
         g_i = (1 + (K-1) mean_{j in N_i} exp(R_ij)) / K is unbiased for the
         text's 1/K sum_j exp(R_ij), so the min-min objective optimised is the

@@ -165,7 +165,9 @@ def scent_epoch_reference(
             mean_shifted = np.exp(R - rmax).mean()
             if mode == "bsgd":
                 c = K - 1 if uniform else len(neg)
-                loss = np.logaddexp(0.0, np.log(c) + rmax + np.log(mean_shifted))
+                loss = np.logaddexp(
+                    0.0, np.log(c) + rmax + np.log(mean_shifted)
+                )
                 p = c / len(neg) * np.exp(R - loss)
             else:
                 if uniform:  # g = (1 + (K-1) mean e^R) / K
@@ -196,13 +198,20 @@ def scent_epoch_reference(
                     new = old + first - second
                 elif mode == "sox":
                     a = alpha_nu * np.exp(-old)
-                    new = old + np.logaddexp(0, np.log(a) + log_g) - np.log1p(
-                        alpha_nu
+                    new = (
+                        old
+                        + np.logaddexp(0, np.log(a) + log_g)
+                        - np.log1p(alpha_nu)
                     )
                 else:
                     new = old - alpha_nu * (1 - np.exp(log_g - old))
                 nu[i] = new
-                loss = np.exp(log_g - new) + new - 1 + (np.log(K) if uniform else 0)
+                loss = (
+                    np.exp(log_g - new)
+                    + new
+                    - 1
+                    + (np.log(K) if uniform else 0)
+                )
                 p = c1 * np.exp(R - new)
             obj += sw[i] * loss
             wsum += sw[i]

@@ -14,7 +14,10 @@ ESTIMATORS = [
     ImplicitSGDClassifier(random_state=0),
     SCENTClassifier(random_state=0),
     SCENTClassifier(
-        loss="bsgd", negatives="uniform", momentum=1.0, alpha=1e-3,
+        loss="bsgd",
+        negatives="uniform",
+        momentum=1.0,
+        alpha=1e-3,
         random_state=0,
     ),
     SCENTClassifier(nu_update="sox", batch_size=8, random_state=0),

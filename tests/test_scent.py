@@ -158,7 +158,11 @@ def test_scent_epoch_matches_reference(
     r0 = np.random.default_rng(5)
     W = 0.3 * r0.standard_normal((K_SMALL, d))
     b = 0.1 * r0.standard_normal(K_SMALL)
-    V = 0.1 * r0.standard_normal((K_SMALL, d)) if beta < 1 else np.zeros((0, 1))
+    V = (
+        0.1 * r0.standard_normal((K_SMALL, d))
+        if beta < 1
+        else np.zeros((0, 1))
+    )
     Vb = 0.1 * r0.standard_normal(K_SMALL) if beta < 1 else np.zeros(0)
     nu = np.full(n, np.nan)
     rng = RandomState(11)
@@ -225,8 +229,20 @@ def test_rows_outside_the_batch_classes_are_untouched(fmt, mode):
     V = r0.standard_normal(W.shape)  # non-zero momentum everywhere
     Vb = r0.standard_normal(K_SMALL)
     Wk, bk, nuk, Vk, Vbk, out, _ = _run_kernel(
-        X, y, sw, W, b, np.zeros(10), V, Vb, RandomState(0),
-        batch_size=10, mode=mode, uniform=False, alpha_nu=1.0, beta=0.5,
+        X,
+        y,
+        sw,
+        W,
+        b,
+        np.zeros(10),
+        V,
+        Vb,
+        RandomState(0),
+        batch_size=10,
+        mode=mode,
+        uniform=False,
+        alpha_nu=1.0,
+        beta=0.5,
         eta_epoch=0.3,
     )
     assert out[0] == 0
@@ -257,13 +273,28 @@ def test_no_overflow_for_logits_up_to_1e4(dtype, mode, uniform):
     # is near the second's log g: the update itself is what is tested (a
     # nu far below log g, with R - nu > 700, is a genuine blow-up of the
     # step and is reported; see the test below)
-    kw = dict(batch_size=8, mode=mode, uniform=uniform, alpha_nu=1.0,
-              beta=0.5, eta_epoch=1e-3, shuffle=False)
+    kw = dict(
+        batch_size=8,
+        mode=mode,
+        uniform=uniform,
+        alpha_nu=1.0,
+        beta=0.5,
+        eta_epoch=1e-3,
+        shuffle=False,
+    )
     rng = RandomState(3)
     ref_rng = clone_rng(rng)
     Wk, bk, nuk, Vk, _, out, wm = _run_kernel(
-        X, y, sw, W, np.zeros(K_SMALL), nu, np.zeros_like(W),
-        np.zeros(K_SMALL), rng, **kw
+        X,
+        y,
+        sw,
+        W,
+        np.zeros(K_SMALL),
+        nu,
+        np.zeros_like(W),
+        np.zeros(K_SMALL),
+        rng,
+        **kw,
     )
     status, obj = out[0], out[1]
     assert status == 0
@@ -279,8 +310,16 @@ def test_no_overflow_for_logits_up_to_1e4(dtype, mode, uniform):
         assert np.nanmax(np.abs(nuk2)) > 1e3  # the logits were that large
     # the reference (the text's own shifted formulas) agrees
     Wr, *_ = scent_epoch_reference(
-        X, y, sw, W, np.zeros(K_SMALL), nu, np.zeros_like(W),
-        np.zeros(K_SMALL), ref_rng, **kw
+        X,
+        y,
+        sw,
+        W,
+        np.zeros(K_SMALL),
+        nu,
+        np.zeros_like(W),
+        np.zeros(K_SMALL),
+        ref_rng,
+        **kw,
     )
     assert_allclose(Wk, Wr, rtol=RTOL[dtype], atol=RTOL[dtype] * 1e4)
 
@@ -291,9 +330,21 @@ def test_sgd_nu_overflow_is_reported_by_the_kernel():
     W = np.zeros((K_SMALL, X.shape[1]))
     nu = np.full(X.shape[0], -800.0)  # g e^{-nu} = e^{800}: overflow
     *_, out, _ = _run_kernel(
-        X, y, sw, W, np.zeros(K_SMALL), nu, np.zeros_like(W),
-        np.zeros(K_SMALL), RandomState(0), batch_size=8, mode="sgd",
-        uniform=False, alpha_nu=1.0, beta=0.5, eta_epoch=0.1,
+        X,
+        y,
+        sw,
+        W,
+        np.zeros(K_SMALL),
+        nu,
+        np.zeros_like(W),
+        np.zeros(K_SMALL),
+        RandomState(0),
+        batch_size=8,
+        mode="sgd",
+        uniform=False,
+        alpha_nu=1.0,
+        beta=0.5,
+        eta_epoch=0.1,
     )
     status, *_, row, value = out
     assert status == 1 and value > 700 and 0 <= row < X.shape[0]
@@ -325,7 +376,9 @@ def test_uniform_negatives_reach_the_optimum_in_batch_is_biased(problem):
     ref = softmax_objective(lr.coef_, lr.intercept_, X, y, alpha)
     for nu_update in ("scent", "sox"):
         clf = _quiet(
-            negatives="uniform", nu_update=nu_update, alpha=alpha,
+            negatives="uniform",
+            nu_update=nu_update,
+            alpha=alpha,
             max_iter=60,
         ).fit(X, y)
         ours = clf.objective(X, y)
