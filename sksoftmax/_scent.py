@@ -166,7 +166,11 @@ class SCENTClassifier(BaseSoftmaxClassifier):
     Rows whose minibatch holds no negative for them (with in-batch
     negatives: every row of the minibatch has their label) get no ``nu``
     update and contribute nothing to that step (nor to ``loss_curve_``);
-    their labels still serve as negatives for the other rows.
+    their labels still serve as negatives for the other rows. A row of
+    weight zero moves nothing: it is no negative, and its class takes no
+    momentum step unless a row of positive weight (or a uniform draw)
+    brings it into the minibatch; it still takes a place in the minibatch
+    and gets its ``nu`` update.
 
     ``nu`` (one float64 per training row) persists across the epochs of
     ``fit`` and across warm-started fits on data of the same length. A row

@@ -152,7 +152,8 @@ def scent_epoch_reference(
     for start in range(0, n, batch_size):
         rows = order[start : start + batch_size]
         nb = len(rows)
-        draws = rng.randint(K, nb) if uniform else y[rows]
+        # a zero-weight row is no negative and moves no class
+        draws = rng.randint(K, nb) if uniform else y[rows][sw[rows] > 0]
         S = X[rows] @ W.T + b  # (nb, K) scores
         GW = np.zeros_like(W)
         Gb = np.zeros_like(b)
@@ -223,7 +224,9 @@ def scent_epoch_reference(
             Gb[y[i]] -= g * p.sum()
         t += nb
         eta = eta0 / t**power_t if schedule == "invscaling" else eta_epoch
-        touched = np.unique(np.concatenate([y[rows], draws]))
+        touched = np.unique(
+            np.concatenate([y[rows][sw[rows] > 0], draws]).astype(np.intp)
+        )
         if alpha > 0:
             W = max(0.0, 1 - eta * alpha * sw[rows].sum() / nb) * W
         if beta < 1:

@@ -220,9 +220,11 @@ def test_scent_epoch_matches_reference(
 @pytest.mark.parametrize("mode", ["scent", "bsgd"])
 def test_rows_outside_the_batch_classes_are_untouched(fmt, mode):
     X, y, sw = _problem(fmt, np.float64)
-    # one minibatch of 10 rows whose labels are 0, 1 and 3 only
-    X, sw = X[:10], sw[:10]
-    y = np.array([0, 1, 3, 0, 1, 3, 0, 1, 3, 0], dtype=np.intp)
+    # one minibatch of 10 rows whose labels are 0, 1 and 3, and one row of
+    # weight zero labelled 5: it moves nothing, not even through momentum
+    X, sw = X[:10], sw[:10].copy()
+    y = np.array([0, 1, 3, 0, 1, 3, 0, 1, 3, 5], dtype=np.intp)
+    sw[9] = 0.0
     r0 = np.random.default_rng(1)
     W = r0.standard_normal((K_SMALL, X.shape[1]))
     b = r0.standard_normal(K_SMALL)
