@@ -6,6 +6,7 @@ number of classes, returning exact probabilities.
 
 from ._implicit import ImplicitSGDClassifier
 from ._sampled import SampledSoftmaxClassifier
+from ._scent import SCENTClassifier
 from ._umax import UMaxSoftmaxClassifier
 from .exceptions import DivergenceError
 
@@ -14,6 +15,7 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "ImplicitSGDClassifier",
     "SampledSoftmaxClassifier",
+    "SCENTClassifier",
     "UMaxSoftmaxClassifier",
     "DivergenceError",
     "__version__",

@@ -202,3 +202,137 @@ def sampled_epoch_reference(
         if fit_intercept:
             b = b - eta * grad_b / nb
     return W, b, obj, wsum, t
+
+
+_SCENT_MODES = {"scent": 0, "sox": 1, "sgd": 2, "bsgd": 3}
+
+
+def scent_epoch_reference(
+    X,
+    y,
+    sw,
+    W,
+    b,
+    nu,
+    V,
+    Vb,
+    rng,
+    *,
+    batch_size,
+    mode,
+    uniform,
+    alpha_nu,
+    beta,
+    eta_epoch,
+    eta0=None,
+    power_t=0.5,
+    schedule="constant",
+    t=0,
+    alpha=0.0,
+    fit_intercept=True,
+    shuffle=True,
+):
+    """One epoch of Algorithm 26 (SCENT text) with dense NumPy arithmetic.
+
+    Written from the algorithm, not from the kernel: the full score matrix
+    of each minibatch, the negatives as explicit lists of classes, the nu
+    update in the text's own log-sum-exp form (shift by R_max), the
+    gradient of the minibatch loss and momentum on W and b as dense
+    matrices. Returns (W, b, nu, V, Vb, objective_sum, weight_sum, t).
+    """
+    X = dense(X).astype(np.float64)
+    W, b = W.astype(np.float64), b.astype(np.float64)
+    nu, V, Vb = nu.copy(), V.astype(np.float64), Vb.astype(np.float64)
+    n, K = X.shape[0], W.shape[0]
+    order = rng.permutation(n) if shuffle else np.arange(n)
+    obj, wsum = 0.0, 0.0
+    for start in range(0, n, batch_size):
+        rows = order[start : start + batch_size]
+        nb = len(rows)
+        # a zero-weight row is no negative and moves no class
+        draws = rng.randint(K, nb) if uniform else y[rows][sw[rows] > 0]
+        S = X[rows] @ W.T + b  # (nb, K) scores
+        GW = np.zeros_like(W)
+        Gb = np.zeros_like(b)
+        for r, i in enumerate(rows):
+            neg = [k for k in draws if k != y[i]]
+            if not neg:
+                continue
+            R = S[r, neg] - S[r, y[i]]
+            rmax = R.max()
+            mean_shifted = np.exp(R - rmax).mean()
+            if mode == "bsgd":
+                c = K - 1 if uniform else len(neg)
+                loss = np.logaddexp(
+                    0.0, np.log(c) + rmax + np.log(mean_shifted)
+                )
+                p = c / len(neg) * np.exp(R - loss)
+            else:
+                if uniform:  # g = (1 + (K-1) mean e^R) / K
+                    log_g = np.logaddexp(
+                        -np.log(K),
+                        np.log((K - 1) / K) + rmax + np.log(mean_shifted),
+                    )
+                    c1 = (K - 1) / K / len(neg)
+                else:
+                    log_g = rmax + np.log(mean_shifted)
+                    c1 = 1.0 / len(neg)
+                old = nu[i]
+                if np.isnan(old):
+                    new = log_g
+                elif mode == "scent":
+                    # the text: log(e^{-R_max} + a mean e^{R - R_max}) + R_max
+                    # and log(1 + a e^nu) = nu + log(e^{-nu} + a)
+                    a = alpha_nu
+                    if uniform:
+                        first = np.log(np.exp(-log_g) + a) + log_g
+                    else:
+                        first = np.log(np.exp(-rmax) + a * mean_shifted) + rmax
+                    second = (
+                        old + np.log(np.exp(-old) + a)
+                        if old > 0
+                        else np.log1p(a * np.exp(old))
+                    )
+                    new = old + first - second
+                elif mode == "sox":
+                    a = alpha_nu * np.exp(-old)
+                    new = (
+                        old
+                        + np.logaddexp(0, np.log(a) + log_g)
+                        - np.log1p(alpha_nu)
+                    )
+                else:
+                    new = old - alpha_nu * (1 - np.exp(log_g - old))
+                nu[i] = new
+                loss = (
+                    np.exp(log_g - new)
+                    + new
+                    - 1
+                    + (np.log(K) if uniform else 0)
+                )
+                p = c1 * np.exp(R - new)
+            obj += sw[i] * loss
+            wsum += sw[i]
+            g = sw[i] / nb
+            for k, pk in zip(neg, p):
+                GW[k] += g * pk * X[i]
+                Gb[k] += g * pk
+            GW[y[i]] -= g * p.sum() * X[i]
+            Gb[y[i]] -= g * p.sum()
+        t += nb
+        eta = eta0 / t**power_t if schedule == "invscaling" else eta_epoch
+        touched = np.unique(
+            np.concatenate([y[rows][sw[rows] > 0], draws]).astype(np.intp)
+        )
+        if alpha > 0:
+            W = max(0.0, 1 - eta * alpha * sw[rows].sum() / nb) * W
+        if beta < 1:
+            V[touched] = (1 - beta) * V[touched] + beta * GW[touched]
+            Vb[touched] = (1 - beta) * Vb[touched] + beta * Gb[touched]
+            step, step_b = V, Vb
+        else:
+            step, step_b = GW, Gb
+        W[touched] -= eta * step[touched]
+        if fit_intercept:
+            b[touched] -= eta * step_b[touched]
+    return W, b, nu, V, Vb, obj, wsum, t

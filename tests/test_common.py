@@ -5,6 +5,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from sksoftmax import (
     ImplicitSGDClassifier,
     SampledSoftmaxClassifier,
+    SCENTClassifier,
     UMaxSoftmaxClassifier,
 )
 
@@ -15,6 +16,15 @@ ESTIMATORS = [
     SampledSoftmaxClassifier(loss="ove", random_state=0),
     SampledSoftmaxClassifier(loss="nce", random_state=0),
     SampledSoftmaxClassifier(loss="importance", random_state=0),
+    SCENTClassifier(random_state=0),
+    SCENTClassifier(
+        loss="bsgd",
+        negatives="uniform",
+        momentum=1.0,
+        alpha=1e-3,
+        random_state=0,
+    ),
+    SCENTClassifier(nu_update="sox", batch_size=8, random_state=0),
 ]
 
 # Each entry: check name -> one-line reason it is expected to fail.

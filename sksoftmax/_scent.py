@@ -1,0 +1,337 @@
+"""SCENT for extreme multi-class classification, with SOX, SGD and BSGD."""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ._base import BaseSoftmaxClassifier
+from ._scent_fast import scent_epoch32, scent_epoch64
+from ._sgd_schedule import SCHEDULES
+
+_STATUS_OVERFLOW, _STATUS_NONFINITE = 1, 2
+# codes of the kernel's `mode` (NU_SCENT, NU_SOX, NU_SGD, LOSS_BSGD)
+_MODES = {"scent": 0, "sox": 1, "sgd": 2}
+_BSGD = 3
+
+
+class SCENTClassifier(BaseSoftmaxClassifier):
+    """Softmax regression fitted by SCENT on minibatches (Algorithm 26).
+
+    Minimises the mean log-loss of a linear softmax model (plus
+    ``alpha / 2 * ||coef_||_F^2``) through the min-min reformulation of the
+    SCENT text (Section 6.3): one dual variable ``nu_i`` per training row,
+
+        min_W min_nu 1/n sum_i [1/K sum_j exp(R_ij - nu_i) + nu_i - 1],
+        R_ij = x_i.(w_j - w_yi) + b_j - b_yi,
+
+    whose minimum over ``nu_i`` is the row's log-loss minus log K. Each
+    minibatch of ``batch_size`` rows first updates the ``nu_i`` of its rows
+    in closed form, then takes one momentum step on the rows of W of the
+    minibatch's classes only: the cost of a step is
+    O(batch_size * n_batch_classes * nnz + n_batch_classes * n_features),
+    whatever the number of classes. ``predict_proba`` is the exact softmax
+    over all classes.
+
+    Parameters
+    ----------
+    batch_size : int, default=128
+        Rows per minibatch (B in Algorithm 26); the last minibatch of an
+        epoch may be smaller.
+    nu_update : {'scent', 'sox', 'sgd'}, default='scent'
+        How ``nu_i`` moves (ignored with ``loss='bsgd'``). With g_i the
+        row's sampled estimate of the inner mean (below):
+        'scent' is Lemma 5.26's closed form
+        ``nu_i <- nu_i + log(1 + a g_i) - log(1 + a exp(nu_i))``, the exact
+        minimiser of ``g_i exp(-nu) + nu + D(nu, nu_i) / a`` with the
+        Bregman divergence of ``phi(nu) = exp(-nu)``, a = ``alpha_nu``;
+        'sox' is the same with the step ``a = alpha_nu * exp(-nu_i)``
+        (SOX's moving average of exp(nu_i), with weight
+        alpha_nu / (1 + alpha_nu) on g_i); 'sgd' is the stochastic
+        coordinate step ``nu_i <- nu_i - alpha_nu (1 - g_i exp(-nu_i))``,
+        which can overflow and is reported as divergence when it does.
+        All are computed in log space (log-sum-exp shifted by the largest
+        R_ij), never forming an exponential that can overflow.
+    alpha_nu : float, default=1.0
+        SCENT's alpha, SOX's gamma or SGD's step for ``nu`` (constant).
+    momentum : float in (0, 1], default=0.1
+        beta of Algorithm 26: ``V <- (1 - beta) V + beta Z`` on the
+        minibatch's classes, then ``W <- W - eta V`` on them. 1.0 turns
+        momentum off (V = Z) and no V is stored; otherwise V is a private
+        (n_classes, n_features) array beside ``coef_`` (memory: twice W).
+        Each epoch also uses a dense gradient workspace of
+        ``batch_size`` (in-batch) or ``2 * batch_size`` (uniform) rows of
+        ``n_features``.
+    loss : {'minmin', 'bsgd'}, default='minmin'
+        'minmin': the min-min objective above with ``nu`` (SCENT, SOX,
+        SGD). 'bsgd': the text's BSGD comparator, the in-batch softmax
+        cross-entropy without ``nu``,
+        ``log(1 + c_i mean_{j in N_i} exp(R_ij))``, with c_i = |N_i|
+        (in-batch: each negative counted once) or K - 1 (uniform). The
+        text writes BSGD's denominator without the true class, which is
+        unbounded below; here the true class is in it, as in
+        cross-entropy.
+    negatives : {'in_batch', 'uniform'}, default='in_batch'
+        The negatives N_i of row i. 'in_batch' (the text's choice): the
+        labels of the minibatch's other rows whose label is not y_i, as a
+        multiset, and g_i = mean_{j in N_i} exp(R_ij); only
+        W[C_t], the rows of the minibatch's labels, is read and written.
+        This optimises a **biased proxy** of the objective: the negatives
+        follow the label frequencies, not 1/K each, and exclude y_i, so the
+        fixed point of ``nu_i`` and the gradient in W are those of a
+        frequency-weighted objective (its minimum over nu,
+        log mean_{j in N_i} exp(R_ij), lacks the true class's term and is
+        unbounded below when the classes separate). 'uniform':
+        ``batch_size`` classes drawn uniformly from all K, shared by the minibatch; given that they
+        differ from y_i they are uniform over the other K - 1, and
+        g_i = (1 + (K-1) mean_{j in N_i} exp(R_ij)) / K is unbiased for the
+        text's 1/K sum_j exp(R_ij), so the min-min objective optimised is the
+        true one (the min over nu of its expectation is the log-loss minus
+        log K); W is touched on the labels and the draws.
+    eta0 : float, default=0.5
+        Initial learning rate of W (eta_t).
+    learning_rate : {'exponential', 'constant', 'invscaling'}, \
+            default='exponential'
+        'exponential': ``eta0 * decay**epoch`` (in ``partial_fit`` one call
+        counts as one epoch); 'constant': ``eta0``; 'invscaling':
+        ``eta0 / t**power_t`` with t the rows seen, per minibatch.
+    decay : float, default=0.95
+        Per-epoch factor of the 'exponential' schedule.
+    power_t : float, default=0.5
+        Exponent of the 'invscaling' schedule.
+    alpha : float, default=0.0
+        L2 penalty on ``coef_`` (not on ``intercept_``), applied as a
+        decoupled weight decay: each minibatch shrinks *all* of W by
+        ``1 - eta alpha mean_i s_i`` in O(1) through W's lazy global scale,
+        outside the momentum. Feeding ``alpha W[C_t]`` into V instead would
+        penalise only the classes present in the minibatch (and V is not
+        scaled lazily); the decay is the exact gradient step of the penalty
+        for every class at every step. V holds true (unscaled) values and is
+        not shrunk.
+    fit_intercept : bool, default=True
+        Learn unpenalised class intercepts (with their own momentum).
+    max_iter : int, default=50
+        Epochs over the training data in ``fit``.
+    tol : float or None, default=1e-3
+        Stop when the monitored loss (the running estimate of the
+        objective, or the validation log-loss with ``early_stopping``) has
+        not improved by ``tol`` for ``n_iter_no_change`` epochs. None: run
+        ``max_iter``.
+    shuffle : bool, default=True
+        Visit rows in a new random order each epoch (new minibatches).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the row order and the uniform negatives.
+    warm_start : bool, default=False
+        Start ``fit`` from the previous ``coef_``, ``intercept_`` and
+        momentum (and the previous ``nu`` when the data have as many rows
+        as before).
+    verbose : int, default=0
+        Print one line per epoch.
+    early_stopping : bool, default=False
+        Hold out a stratified ``validation_fraction`` of the rows and stop on
+        their exact log-loss.
+    validation_fraction : float, default=0.1
+        Share of rows held out by ``early_stopping``.
+    n_iter_no_change : int, default=5
+        Epochs without improvement before stopping.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    coef_ : ndarray of shape (n_classes, n_features)
+        One weight row per class, dtype of the training data.
+    intercept_ : ndarray of shape (n_classes,)
+        Class intercepts (zeros if ``fit_intercept=False``).
+    n_iter_ : int
+        Epochs run by the last ``fit`` (1 after ``partial_fit``).
+    t_ : int
+        Rows processed since the model was created.
+    loss_curve_ : list of float
+        Per epoch, the weighted mean over the rows that had negatives of
+        their sampled loss at the visited state, plus the penalty: for
+        'minmin' ``g_i exp(-nu_i) + nu_i - 1`` (plus log K with uniform
+        negatives, an upper estimate of the log-loss; with in-batch
+        negatives the proxy's value, not on the log-loss scale), for
+        'bsgd' the in-batch cross-entropy.
+    validation_loss_ : list of float
+        Exact validation log-loss per epoch (``early_stopping`` only).
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Feature names, when X has string column names.
+
+    Notes
+    -----
+    Rows whose minibatch holds no negative for them (with in-batch
+    negatives: every row of the minibatch has their label) get no ``nu``
+    update and contribute nothing to that step (nor to ``loss_curve_``);
+    their labels still serve as negatives for the other rows. A row of
+    weight zero moves nothing: it is no negative, and its class takes no
+    momentum step unless a row of positive weight (or a uniform draw)
+    brings it into the minibatch; it still takes a place in the minibatch
+    and gets its ``nu`` update.
+
+    ``nu`` (one float64 per training row) persists across the epochs of
+    ``fit`` and across warm-started fits on data of the same length. A row
+    seen for the first time (the first epoch of ``fit``, and every row of a
+    ``partial_fit`` call, since those rows are new) starts from
+    ``nu_i = log g_i``, the log of its first minibatch's mean, which is the
+    minimiser of its sampled objective; the update rule applies from its
+    second visit on. The momentum V persists across ``partial_fit`` calls
+    and warm starts; a cold ``fit`` resets it.
+
+    References
+    ----------
+    "Section 6.3 Extreme Multi-class Classification", SCENT (Algorithm 26)
+    and the SOX, SGD and BSGD comparators.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sksoftmax import SCENTClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = SCENTClassifier(batch_size=16, random_state=0).fit(X, y)
+    >>> clf.predict_proba(X[:1]).shape
+    (1, 3)
+    """
+
+    _parameter_constraints: dict = {
+        **BaseSoftmaxClassifier._parameter_constraints,
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "nu_update": [StrOptions(set(_MODES))],
+        "alpha_nu": [Interval(Real, 0, None, closed="neither")],
+        "momentum": [Interval(Real, 0, 1, closed="right")],
+        "loss": [StrOptions({"minmin", "bsgd"})],
+        "negatives": [StrOptions({"in_batch", "uniform"})],
+    }
+
+    def __init__(
+        self,
+        batch_size=128,
+        *,
+        nu_update="scent",
+        alpha_nu=1.0,
+        momentum=0.1,
+        loss="minmin",
+        negatives="in_batch",
+        eta0=0.5,
+        learning_rate="exponential",
+        decay=0.95,
+        power_t=0.5,
+        alpha=0.0,
+        fit_intercept=True,
+        max_iter=50,
+        tol=1e-3,
+        shuffle=True,
+        random_state=None,
+        warm_start=False,
+        verbose=0,
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=5,
+    ):
+        self.batch_size = batch_size
+        self.nu_update = nu_update
+        self.alpha_nu = alpha_nu
+        self.momentum = momentum
+        self.loss = loss
+        self.negatives = negatives
+        self.eta0 = eta0
+        self.learning_rate = learning_rate
+        self.decay = decay
+        self.power_t = power_t
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.tol = tol
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.warm_start = warm_start
+        self.verbose = verbose
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+
+    def _new_row_state(self, n_rows):
+        # NaN marks a row not seen yet: its nu starts from log g_i. The
+        # array is kept so that the nu of a partial_fit batch can be read.
+        self._new_nu = np.full(n_rows, np.nan, dtype=np.float64)
+        return self._new_nu
+
+    def _init_state(self, n_features, dtype):
+        super()._init_state(n_features, dtype)
+        self.__dict__.pop("_velocity", None)
+        self.__dict__.pop("_velocity_b", None)
+
+    def _adopt_dtype(self, dtype):
+        super()._adopt_dtype(dtype)
+        if hasattr(self, "_velocity"):
+            self._velocity = self._velocity.astype(dtype, copy=False)
+            self._velocity_b = self._velocity_b.astype(dtype, copy=False)
+
+    def _momentum_buffers(self):
+        """V and Vb for the kernel, allocated on first use."""
+        dtype = self.coef_.dtype
+        if self.momentum >= 1.0:
+            return (
+                np.empty((0, 1), dtype=dtype),
+                np.empty(0, dtype=dtype),
+            )
+        V = getattr(self, "_velocity", None)
+        if V is None or V.shape != self.coef_.shape or V.dtype != dtype:
+            # written, not calloc'ed, for the same reason as coef_
+            V = np.empty(self.coef_.shape, dtype=dtype)
+            V.fill(0)
+            self._velocity = V
+            self._velocity_b = np.zeros(self.coef_.shape[0], dtype=dtype)
+        return self._velocity, self._velocity_b
+
+    def _run_epoch(
+        self, dataset, weights, y_enc, nu, order, eta_epoch, t, first_visit
+    ):
+        kernel = (
+            scent_epoch64 if self.coef_.dtype == np.float64 else scent_epoch32
+        )
+        V, Vb = self._momentum_buffers()
+        mode = _BSGD if self.loss == "bsgd" else _MODES[self.nu_update]
+        status, obj_sum, weight_sum, t, row, value = kernel(
+            dataset,
+            weights,
+            y_enc,
+            nu,
+            V,
+            Vb,
+            self._rng,
+            order,
+            self.batch_size,
+            mode,
+            self.negatives == "uniform",
+            float(self.alpha_nu),
+            float(self.momentum),
+            SCHEDULES[self.learning_rate].code,
+            eta_epoch,
+            self.eta0,
+            self.power_t,
+            t,
+            self.alpha,
+            self.fit_intercept,
+            self.shuffle,
+        )
+        if status == _STATUS_OVERFLOW:
+            self._raise_divergence(
+                "an exponent R_ij - nu_i would overflow", row, value
+            )
+        if status == _STATUS_NONFINITE:
+            self._raise_divergence(
+                "nu, a shifted logit or ||W|| is not finite", row, value
+            )
+        return obj_sum, weight_sum, t
+
+    def _divergence_hint(self):
+        if self.loss == "minmin" and self.nu_update == "sgd":
+            return (
+                ", or lower alpha_nu, or use nu_update='scent', whose "
+                "closed-form nu step cannot overflow"
+            )
+        return ""

@@ -1,0 +1,537 @@
+"""SCENTClassifier: Algorithm 26's kernel against its NumPy reference, the
+closed-form nu update, and the estimator contract."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_allclose, assert_array_equal
+from scipy.optimize import minimize_scalar
+from sklearn.datasets import make_classification
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
+from sklearn.preprocessing import StandardScaler
+
+from sksoftmax import DivergenceError, SCENTClassifier
+from sksoftmax._dataset import make_dataset
+from sksoftmax._random import RandomState
+from sksoftmax._scent_fast import nu_update, scent_epoch32, scent_epoch64
+from sksoftmax._weight_matrix import make_weight_matrix
+
+from _reference import (
+    _SCENT_MODES,
+    clone_rng,
+    scent_epoch_reference,
+    softmax_objective,
+)
+
+FORMATS = ["dense", "csr"]
+DTYPES = [np.float64, np.float32]
+RTOL = {np.float64: 1e-10, np.float32: 3e-4}
+K_SMALL = 7
+
+
+def _problem(fmt, dtype, n=42, d=12, K=K_SMALL, density=0.4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = sp.random(
+        n,
+        d,
+        density=density,
+        format="csr",
+        random_state=seed,
+        data_rvs=rng.standard_normal,
+    ).astype(dtype)
+    # one empty row: kernels must cope with nnz == 0
+    X = sp.vstack([X, sp.csr_matrix((1, d), dtype=dtype)], format="csr")
+    y = rng.integers(0, K, X.shape[0]).astype(np.intp)
+    # a minibatch whose rows all share one label (no negatives): the last
+    # 3 rows, visited as the last minibatch when not shuffled
+    y[-3:] = 2
+    sw = rng.uniform(0.5, 2.0, X.shape[0])
+    sw[3] = 0.0
+    if fmt == "dense":
+        X = np.ascontiguousarray(X.toarray())
+    return X, y, sw
+
+
+def _kernel(dtype):
+    return scent_epoch64 if dtype == np.float64 else scent_epoch32
+
+
+def _run_kernel(X, y, sw, W, b, nu, V, Vb, rng, **kw):
+    """Run the kernel on copies; returns (W, b, nu, V, Vb, out, wm)."""
+    dtype = X.dtype
+    coef, intercept = W.astype(dtype), b.astype(dtype)
+    V, Vb, nu = V.astype(dtype), Vb.astype(dtype), nu.copy()
+    wm = make_weight_matrix(coef, intercept)
+    out = _kernel(dtype)(
+        make_dataset(X, sw),
+        wm,
+        y,
+        nu,
+        V,
+        Vb,
+        rng,
+        np.arange(X.shape[0], dtype=np.intp),
+        kw["batch_size"],
+        _SCENT_MODES[kw["mode"]],
+        kw["uniform"],
+        kw["alpha_nu"],
+        kw["beta"],
+        {"constant": 0, "invscaling": 2}[kw.get("schedule", "constant")],
+        kw["eta_epoch"],
+        kw.get("eta0", 0.5),
+        0.5,
+        kw.get("t", 0),
+        kw.get("alpha", 0.0),
+        kw.get("fit_intercept", True),
+        kw.get("shuffle", True),
+    )
+    return wm.true_coef(), intercept, nu, V, Vb, out, wm
+
+
+# ------------------------------------------------------------ nu update
+def _prox_objective(v, g, nu0, a):
+    # g e^{-v} + v + D_phi(v, nu0) / a, phi(v) = e^{-v}
+    bregman = np.exp(-v) - np.exp(-nu0) + np.exp(-nu0) * (v - nu0)
+    return g * np.exp(-v) + v + bregman / a
+
+
+@pytest.mark.kernel
+def test_nu_update_is_the_minimiser_of_its_proximal_problem():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        nu0 = rng.uniform(-4, 4)
+        log_g = rng.uniform(-4, 4)
+        a = np.exp(rng.uniform(-3, 3))
+        g = np.exp(log_g)
+        for mode, step in (("scent", a), ("sox", a * np.exp(-nu0))):
+            got = nu_update(_SCENT_MODES[mode], nu0, log_g, a)
+            res = minimize_scalar(
+                _prox_objective,
+                args=(g, nu0, step),
+                bracket=(min(nu0, log_g) - 1, max(nu0, log_g) + 1),
+                tol=1e-12,
+            )
+            assert got == pytest.approx(res.x, abs=1e-6), (mode, nu0, log_g)
+            # and it is the stationary point, to rounding
+            grad = -g * np.exp(-got) + 1 + (np.exp(-nu0) - np.exp(-got)) / step
+            assert abs(grad) < 1e-9 * (1 + g * np.exp(-got) + 1 / step)
+        # SGD: one coordinate step of the row's objective
+        got = nu_update(_SCENT_MODES["sgd"], nu0, log_g, a)
+        assert got == pytest.approx(nu0 - a * (1 - g * np.exp(-nu0)))
+
+
+@pytest.mark.kernel
+def test_nu_update_never_overflows_for_huge_logits():
+    for log_g in (1e4, -1e4, 700.0, 1e300):
+        for nu0 in (0.0, -50.0, 1e4, -1e4):
+            for mode in ("scent", "sox"):
+                got = nu_update(_SCENT_MODES[mode], nu0, log_g, 0.5)
+                assert np.isfinite(got)
+                # between the old value and the target log g
+                assert min(nu0, log_g) - 1e-9 <= got <= max(nu0, log_g) + 1
+    with pytest.raises(OverflowError):
+        nu_update(_SCENT_MODES["sgd"], 0.0, 1e4, 0.5)
+
+
+# ----------------------------------------------- kernel against reference
+@pytest.mark.kernel
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("mode", ["scent", "sox", "sgd", "bsgd"])
+@pytest.mark.parametrize("uniform", [False, True])
+@pytest.mark.parametrize(
+    "beta,alpha,fit_intercept,schedule",
+    [
+        (0.3, 0.0, True, "constant"),
+        (1.0, 0.05, False, "invscaling"),
+        (0.5, 0.05, True, "constant"),
+    ],
+)
+def test_scent_epoch_matches_reference(
+    fmt, dtype, mode, uniform, beta, alpha, fit_intercept, schedule
+):
+    X, y, sw = _problem(fmt, dtype)
+    n, d = X.shape
+    r0 = np.random.default_rng(5)
+    W = 0.3 * r0.standard_normal((K_SMALL, d))
+    b = 0.1 * r0.standard_normal(K_SMALL)
+    V = (
+        0.1 * r0.standard_normal((K_SMALL, d))
+        if beta < 1
+        else np.zeros((0, 1))
+    )
+    Vb = 0.1 * r0.standard_normal(K_SMALL) if beta < 1 else np.zeros(0)
+    nu = np.full(n, np.nan)
+    rng = RandomState(11)
+    ref_rng = clone_rng(rng)
+    kw = dict(
+        batch_size=8,
+        mode=mode,
+        uniform=uniform,
+        alpha_nu=0.7,
+        beta=beta,
+        eta_epoch=0.2,
+        eta0=0.5,
+        schedule=schedule,
+        alpha=alpha,
+        fit_intercept=fit_intercept,
+    )
+    # two epochs: the first initialises nu (NaN rows), the second updates
+    # it; the second does not shuffle, so its last minibatch is the three
+    # rows sharing label 2 (no negatives) when uniform is False
+    for epoch, shuffle in enumerate([True, False]):
+        t0 = epoch * n
+        nu_before, b_before = nu.copy(), b.astype(dtype)
+        Wk, bk, nuk, Vk, Vbk, out, wm = _run_kernel(
+            X, y, sw, W, b, nu, V, Vb, rng, t=t0, shuffle=shuffle, **kw
+        )
+        status, obj, wsum, t, _, _ = out
+        assert status == 0
+        W, b, nu, V, Vb, obj_ref, wsum_ref, t_ref = scent_epoch_reference(
+            X, y, sw, W, b, nu, V, Vb, ref_rng, t=t0, shuffle=shuffle, **kw
+        )
+        tol = RTOL[dtype]
+        assert_allclose(Wk, W, rtol=tol, atol=tol)
+        assert_allclose(bk, b, rtol=tol, atol=tol)
+        assert_allclose(nuk, nu, rtol=tol, atol=tol, equal_nan=True)
+        assert_allclose(Vk, V, rtol=tol, atol=tol)
+        assert_allclose(Vbk, Vb, rtol=tol, atol=tol)
+        assert_allclose(obj, obj_ref, rtol=tol)
+        assert wsum == pytest.approx(wsum_ref) and t == t_ref
+        assert_allclose(wm.sq_norm, (W**2).sum(), rtol=10 * tol)
+        if not fit_intercept:
+            assert_array_equal(bk, b_before)
+        # continue both from the reference state (float32 drift)
+        W, b, V, Vb = Wk.astype(np.float64), b, V, Vb
+    if mode == "bsgd":
+        assert np.isnan(nu).all()
+    elif not uniform:
+        # the single-label minibatch of the second epoch left its nu alone
+        assert_array_equal(nuk[-3:], nu_before[-3:])
+        assert not np.isnan(nu_before[-3:]).any()
+        assert (nuk[:-3] != nu_before[:-3]).any()
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("mode", ["scent", "bsgd"])
+def test_rows_outside_the_batch_classes_are_untouched(fmt, mode):
+    X, y, sw = _problem(fmt, np.float64)
+    # one minibatch of 10 rows whose labels are 0, 1 and 3, and one row of
+    # weight zero labelled 5: it moves nothing, not even through momentum
+    X, sw = X[:10], sw[:10].copy()
+    y = np.array([0, 1, 3, 0, 1, 3, 0, 1, 3, 5], dtype=np.intp)
+    sw[9] = 0.0
+    r0 = np.random.default_rng(1)
+    W = r0.standard_normal((K_SMALL, X.shape[1]))
+    b = r0.standard_normal(K_SMALL)
+    V = r0.standard_normal(W.shape)  # non-zero momentum everywhere
+    Vb = r0.standard_normal(K_SMALL)
+    Wk, bk, nuk, Vk, Vbk, out, _ = _run_kernel(
+        X,
+        y,
+        sw,
+        W,
+        b,
+        np.zeros(10),
+        V,
+        Vb,
+        RandomState(0),
+        batch_size=10,
+        mode=mode,
+        uniform=False,
+        alpha_nu=1.0,
+        beta=0.5,
+        eta_epoch=0.3,
+    )
+    assert out[0] == 0
+    outside = [2, 4, 5, 6]
+    assert_array_equal(Wk[outside], W[outside])
+    assert_array_equal(bk[outside], b[outside])
+    assert_array_equal(Vk[outside], V[outside])
+    assert_array_equal(Vbk[outside], Vb[outside])
+    inside = [0, 1, 3]
+    assert (np.abs(Wk[inside] - W[inside]).sum(axis=1) > 0).all()
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("mode", ["scent", "sox", "bsgd"])
+@pytest.mark.parametrize("uniform", [False, True])
+def test_no_overflow_for_logits_up_to_1e4(dtype, mode, uniform):
+    X, y, sw = _problem("csr", dtype)
+    d = X.shape[1]
+    r0 = np.random.default_rng(2)
+    W = r0.standard_normal((K_SMALL, d))
+    # scale W so that the largest |shifted logit| is 1e4
+    S = X.toarray() @ W.T
+    R = S[:, :, None] - S[:, None, :]
+    W *= 1e4 / np.abs(R).max()
+    nu = np.full(X.shape[0], np.nan)
+    # the same minibatches in both epochs, so that nu, set from the first,
+    # is near the second's log g: the update itself is what is tested (a
+    # nu far below log g, with R - nu > 700, is a genuine blow-up of the
+    # step and is reported; see the test below)
+    kw = dict(
+        batch_size=8,
+        mode=mode,
+        uniform=uniform,
+        alpha_nu=1.0,
+        beta=0.5,
+        eta_epoch=1e-3,
+        shuffle=False,
+    )
+    rng = RandomState(3)
+    ref_rng = clone_rng(rng)
+    Wk, bk, nuk, Vk, _, out, wm = _run_kernel(
+        X,
+        y,
+        sw,
+        W,
+        np.zeros(K_SMALL),
+        nu,
+        np.zeros_like(W),
+        np.zeros(K_SMALL),
+        rng,
+        **kw,
+    )
+    status, obj = out[0], out[1]
+    assert status == 0
+    assert np.isfinite(Wk).all() and np.isfinite(obj)
+    assert np.isfinite(wm.sq_norm)
+    # a second epoch updates nu from its first value (the update rule)
+    Wk2, _, nuk2, _, _, out2, _ = _run_kernel(
+        X, y, sw, Wk, bk, nuk, Vk, np.zeros(K_SMALL), rng, **kw
+    )
+    assert out2[0] == 0 and np.isfinite(Wk2).all()
+    assert np.isfinite(nuk2[~np.isnan(nuk2)]).all()
+    if mode != "bsgd":
+        assert np.nanmax(np.abs(nuk2)) > 1e3  # the logits were that large
+    # the reference (the text's own shifted formulas) agrees
+    Wr, *_ = scent_epoch_reference(
+        X,
+        y,
+        sw,
+        W,
+        np.zeros(K_SMALL),
+        nu,
+        np.zeros_like(W),
+        np.zeros(K_SMALL),
+        ref_rng,
+        **kw,
+    )
+    assert_allclose(Wk, Wr, rtol=RTOL[dtype], atol=RTOL[dtype] * 1e4)
+
+
+@pytest.mark.kernel
+def test_sgd_nu_overflow_is_reported_by_the_kernel():
+    X, y, sw = _problem("csr", np.float64)
+    W = np.zeros((K_SMALL, X.shape[1]))
+    nu = np.full(X.shape[0], -800.0)  # g e^{-nu} = e^{800}: overflow
+    *_, out, _ = _run_kernel(
+        X,
+        y,
+        sw,
+        W,
+        np.zeros(K_SMALL),
+        nu,
+        np.zeros_like(W),
+        np.zeros(K_SMALL),
+        RandomState(0),
+        batch_size=8,
+        mode="sgd",
+        uniform=False,
+        alpha_nu=1.0,
+        beta=0.5,
+        eta_epoch=0.1,
+    )
+    status, *_, row, value = out
+    assert status == 1 and value > 700 and 0 <= row < X.shape[0]
+
+
+# ---------------------------------------------------------------- estimator
+@pytest.fixture(scope="module")
+def problem():
+    X, y = make_classification(
+        n_samples=500,
+        n_features=10,
+        n_informative=6,
+        n_classes=4,
+        random_state=0,
+    )
+    return StandardScaler().fit_transform(X), y
+
+
+def _quiet(**kw):
+    kw.setdefault("batch_size", 32)
+    return SCENTClassifier(tol=None, random_state=0, **kw)
+
+
+def test_uniform_negatives_reach_the_optimum_in_batch_is_biased(problem):
+    X, y = problem
+    alpha = 0.01
+    lr = LogisticRegression(C=1 / (alpha * len(y)), tol=1e-10, max_iter=5000)
+    lr.fit(X, y)
+    ref = softmax_objective(lr.coef_, lr.intercept_, X, y, alpha)
+    for nu_update in ("scent", "sox"):
+        clf = _quiet(
+            negatives="uniform",
+            nu_update=nu_update,
+            alpha=alpha,
+            max_iter=60,
+        ).fit(X, y)
+        ours = clf.objective(X, y)
+        assert ref <= ours < 1.01 * ref, (nu_update, ours / ref)
+    # the in-batch proxy (negatives by label frequency, y_i excluded) has
+    # another minimiser: documented, and visible on the exact objective
+    biased = _quiet(alpha=alpha, max_iter=60).fit(X, y).objective(X, y)
+    assert biased > 1.03 * ref
+    bsgd = _quiet(loss="bsgd", alpha=alpha, max_iter=60).fit(X, y)
+    assert ref <= bsgd.objective(X, y) < 1.1 * ref
+
+
+def test_loss_curve_with_uniform_negatives_bounds_the_log_loss(problem):
+    X, y = problem
+    clf = _quiet(negatives="uniform", max_iter=30).fit(X, y)
+    assert clf.loss_curve_[-1] < clf.loss_curve_[0]
+    # g e^{-nu} + nu - 1 + log K >= log(K g): an upper estimate
+    exact = clf.log_loss(X, y)
+    assert 0.97 * exact < clf.loss_curve_[-1] < 1.1 * exact
+
+
+def test_partial_fit_starts_nu_at_the_log_in_batch_mean(problem):
+    X, y = problem
+    clf = _quiet(batch_size=len(y), shuffle=False, learning_rate="constant")
+    clf.partial_fit(X[:200], y[:200], classes=np.unique(y))
+    W, b = clf.coef_.copy(), clf.intercept_.copy()
+    assert not np.allclose(W, 0)
+    Xb, yb = X[200:300], y[200:300]
+    clf.partial_fit(Xb, yb)  # one minibatch of 100 new rows
+    S = Xb @ W.T + b
+    expected = np.empty(len(yb))
+    for i in range(len(yb)):
+        neg = yb[yb != yb[i]]
+        expected[i] = np.log(np.mean(np.exp(S[i, neg] - S[i, yb[i]])))
+    assert_allclose(clf._new_nu, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_nu_and_momentum_persist(problem):
+    X, y = problem
+    clf = _quiet(max_iter=2)
+    clf.fit(X, y)
+    nu, V = clf._row_state.copy(), clf._velocity.copy()
+    assert np.isfinite(nu).all() and np.abs(V).sum() > 0
+    assert V.shape == clf.coef_.shape
+    clf.set_params(warm_start=True, max_iter=1)
+    clf.fit(X, y)
+    assert not np.array_equal(clf._row_state, nu)  # updated, not reset
+    assert clf.t_ == 3 * len(y)
+    # a cold fit resets V and nu
+    clf.set_params(warm_start=False, max_iter=2)
+    clf.fit(X, y)
+    assert_array_equal(clf._row_state, nu)
+    assert_array_equal(clf._velocity, V)
+    # partial_fit carries V over between calls; momentum=1 keeps none
+    pf = _quiet().partial_fit(X[:100], y[:100], classes=np.unique(y))
+    V1 = pf._velocity.copy()
+    pf.partial_fit(X[100:200], y[100:200])
+    assert pf._velocity is not None and not np.array_equal(pf._velocity, V1)
+    assert not hasattr(_quiet(momentum=1.0, max_iter=1).fit(X, y), "_velocity")
+
+
+def test_momentum_carried_over_between_partial_fit_calls(problem):
+    X, y = problem
+    classes = np.unique(y)
+    a = _quiet(shuffle=False).partial_fit(X[:100], y[:100], classes=classes)
+    b = _quiet(shuffle=False).partial_fit(X[:100], y[:100], classes=classes)
+    b._velocity[:] = 0
+    b._velocity_b[:] = 0
+    a.partial_fit(X[100:200], y[100:200])
+    b.partial_fit(X[100:200], y[100:200])
+    assert not np.allclose(a.coef_, b.coef_)
+
+
+def test_single_label_minibatches_contribute_nothing():
+    X = np.random.default_rng(0).standard_normal((20, 3))
+    y = np.repeat([0, 1], 10)
+    clf = _quiet(batch_size=10, shuffle=False, max_iter=2).fit(X, y)
+    assert_array_equal(clf.coef_, 0)
+    assert np.isnan(clf._row_state).all()
+    assert np.isnan(clf.loss_curve_).all()
+    # one mixed minibatch moves the model
+    clf = _quiet(batch_size=20, shuffle=False, max_iter=1).fit(X, y)
+    assert np.abs(clf.coef_).sum() > 0 and np.isfinite(clf._row_state).all()
+
+
+@pytest.mark.parametrize(
+    "kw", [{}, {"negatives": "uniform", "loss": "bsgd", "alpha": 0.01}]
+)
+def test_dense_csr_identical_reproducible_float32(problem, kw):
+    X, y = problem
+    a = _quiet(max_iter=3, **kw).fit(X, y)
+    b = _quiet(max_iter=3, **kw).fit(sp.csr_matrix(X), y)
+    assert_allclose(a.coef_, b.coef_, rtol=1e-12, atol=1e-14)
+    assert_array_equal(_quiet(max_iter=3, **kw).fit(X, y).coef_, a.coef_)
+    c = SCENTClassifier(max_iter=3, tol=None, random_state=1, batch_size=32)
+    assert not np.array_equal(c.set_params(**kw).fit(X, y).coef_, a.coef_)
+    f = _quiet(max_iter=3, **kw).fit(X.astype(np.float32), y)
+    assert f.coef_.dtype == np.float32
+    assert_allclose(f.coef_, a.coef_, rtol=1e-3, atol=1e-3)
+
+
+def test_partial_fit_once_equals_fit_one_epoch(problem):
+    X, y = problem
+    a = _quiet(max_iter=1).fit(X, y)
+    b = _quiet().partial_fit(X, y, classes=np.unique(y))
+    assert_array_equal(a.coef_, b.coef_)
+    assert_array_equal(a._row_state, b._new_nu)
+
+
+def test_sgd_nu_divergence_is_reported(problem):
+    X, y = problem
+    clf = _quiet(nu_update="sgd", alpha_nu=100.0, eta0=0.5, max_iter=20)
+    with pytest.raises(DivergenceError, match="lower eta0.*alpha_nu"):
+        clf.fit(X, y)
+    assert not hasattr(clf, "coef_")
+    # SCENT's closed form at the same rates stays finite
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ok = _quiet(alpha_nu=100.0, eta0=0.5, max_iter=20).fit(X, y)
+    assert np.isfinite(ok.coef_).all() and np.isfinite(ok.log_loss(X, y))
+
+
+@pytest.mark.parametrize(
+    "param,value",
+    [
+        ("batch_size", 0),
+        ("nu_update", "adam"),
+        ("alpha_nu", 0.0),
+        ("momentum", 0.0),
+        ("momentum", 1.5),
+        ("loss", "hinge"),
+        ("negatives", "all"),
+    ],
+)
+def test_bad_parameters_are_rejected(problem, param, value):
+    X, y = problem
+    with pytest.raises(ValueError, match=param):
+        SCENTClassifier(**{param: value}).fit(X, y)
+
+
+def test_inputs_are_not_modified(problem):
+    X, y = problem
+    Xs = sp.csr_matrix(X)
+    sw = np.linspace(0.5, 1.5, len(y))
+    copies = X.copy(), Xs.copy(), y.copy(), sw.copy()
+    clf = _quiet(max_iter=2, alpha=0.01)
+    clf.fit(X, y, sample_weight=sw)
+    clf.fit(Xs, y, sample_weight=sw)
+    clf.partial_fit(Xs, y, sample_weight=sw)
+    clf.predict_proba(Xs)
+    assert_array_equal(X, copies[0])
+    assert_array_equal(Xs.toarray(), copies[1].toarray())
+    assert_array_equal(y, copies[2])
+    assert_array_equal(sw, copies[3])
