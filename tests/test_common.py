@@ -2,12 +2,22 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sksoftmax import ImplicitSGDClassifier, UMaxSoftmaxClassifier
+from sksoftmax import (
+    ARLogisticClassifier,
+    ARProbitClassifier,
+    ARSoftmaxClassifier,
+    ImplicitSGDClassifier,
+    UMaxSoftmaxClassifier,
+)
 
 ESTIMATORS = [
     UMaxSoftmaxClassifier(random_state=0),
     UMaxSoftmaxClassifier(alpha=1e-3, fit_intercept=False, random_state=0),
     ImplicitSGDClassifier(random_state=0),
+    ARSoftmaxClassifier(random_state=0),
+    ARSoftmaxClassifier(learning_rate="constant", eta0=0.1, random_state=0),
+    ARProbitClassifier(random_state=0),
+    ARLogisticClassifier(random_state=0),
 ]
 
 # Each entry: check name -> one-line reason it is expected to fail.
