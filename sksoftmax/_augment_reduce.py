@@ -37,6 +37,14 @@ _COMMON_PARAMS_DOC = """
     batch_size : int or 'auto', default='auto'
         |B|, the rows of one global step. 'auto' is the paper's Bibtex
         setting scaled to the data: a tenth of the rows, at most 488.
+    local_schedule : {'row', 'global'}, default='row'
+        The t of the local step size ``a_t = a_0 (1 + t)^-0.9`` (a_0 = 1 for
+        the softmax, 0.01 otherwise, Sec. 4): 'row' counts the row's own
+        local steps, so that every row's variational parameters keep
+        tracking W as epochs go by (each row is visited once per epoch);
+        'global' is the global step count of Alg. 1 and 2 read literally,
+        which all but freezes rows visited late (after 5,000 steps a_t is
+        5e-4).
     eta0 : float, default=0.02
         rho_0 of the 'adaptive' schedule (the paper's 0.02), or the initial
         learning rate of the other schedules.
@@ -142,6 +150,7 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
             StrOptions({"auto"}),
         ],
         "decay": [Interval(Real, 0, 1, closed="right")],
+        "local_schedule": [StrOptions({"row", "global"})],
     }
 
     def __init__(
@@ -149,6 +158,7 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
         n_sampled_classes="auto",
         batch_size="auto",
         *,
+        local_schedule="row",
         eta0=0.02,
         learning_rate="adaptive",
         decay=0.9,
@@ -167,6 +177,7 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
     ):
         self.n_sampled_classes = n_sampled_classes
         self.batch_size = batch_size
+        self.local_schedule = local_schedule
         self.eta0 = eta0
         self.learning_rate = learning_rate
         self.decay = decay
@@ -193,7 +204,7 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
         self._adapt = None
 
     def _new_row_state(self, n_rows):
-        state = np.zeros((n_rows, 2), dtype=np.float64)
+        state = np.zeros((n_rows, 3), dtype=np.float64)
         if self._model != "softmax":
             state[:, 1] = _GAMMA0
         return state
@@ -251,6 +262,7 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
             t,
             self._n_steps,
             self._local_rate,
+            self.local_schedule == "row",
             self.alpha,
             adapt,
             self.fit_intercept,
@@ -325,7 +337,7 @@ class ARSoftmaxClassifier(_BaseAugmentReduce):
     eta_n is stored as log eta_n (float64, one per training row), so that it
     cannot overflow. A row seen for the first time (the first epoch of
     ``fit``, every ``partial_fit`` batch) starts from ``eta_n = eta~_n``, a
-    local step of length one; ``a_t`` then follows the global step count t.
+    local step of length one.
 
     References
     ----------

@@ -163,6 +163,7 @@ def ar_epoch_reference(
     t=0,
     n_steps=0,
     local_rate=1.0,
+    per_row=True,
     alpha=0.0,
     adapt=None,
     fit_intercept=True,
@@ -200,6 +201,9 @@ def ar_epoch_reference(
         for r, i in enumerate(rows):
             t += 1
             s = sw[i]
+            if per_row:
+                a_t = min(1.0, local_rate * (1.0 + local[i, 2]) ** -0.9)
+            local[i, 2] += 1
             psi = W @ X[i] + b
             d = psi[ks[r]] - psi[y[i]]
             if model == "softmax":
@@ -214,7 +218,7 @@ def ar_epoch_reference(
                 c = ratio * np.exp(d - le)
                 local[i, 0] = le
             else:
-                mu, gam = local[i]
+                mu, gam = local[i, :2]
                 sig = np.logaddexp(0.0, gam)
                 u = ar_draw_noise(rng, model)
                 eps = mu + sig * u
@@ -223,7 +227,7 @@ def ar_epoch_reference(
                 obj += s * (log_pdf(u) - np.log(sig) - logp)
                 mu = mu + a_t * dl
                 gam = gam + a_t * (dl * u + 1.0 / sig) * expit(gam)
-                local[i] = mu, gam
+                local[i, :2] = mu, gam
                 eps = mu + np.logaddexp(0.0, gam) * ar_draw_noise(rng, model)
                 c = ratio * dlog_cdf(eps - d)
             coefs.append(np.concatenate([[-c.sum()], c]))

@@ -60,13 +60,14 @@ def _problem(fmt, dtype, n=41, d=10, K=7, density=0.4, seed=0):
 
 def _run_kernel(ds, wm, y, local, rng, order, *, model, batch, m, init,
                 schedule, eta_epoch=0.1, eta0=0.1, t=0, n_steps=0,
-                local_rate=1.0, alpha=0.0, adapt=None, fit_intercept=True,
-                shuffle=True, dtype=np.float64):
+                local_rate=1.0, per_row=True, alpha=0.0, adapt=None,
+                fit_intercept=True, shuffle=True, dtype=np.float64):
     kernel = ar_epoch64 if dtype == np.float64 else ar_epoch32
     return kernel(
         ds, wm, y, local, rng, order, MODELS[model], batch, m, init,
         SCHEDULE_CODES[schedule], eta_epoch, eta0, 0.5, 0.9, t, n_steps,
-        local_rate, alpha, np.zeros((1, 2)) if adapt is None else adapt,
+        local_rate, per_row, alpha,
+        np.zeros((1, 2)) if adapt is None else adapt,
         fit_intercept, shuffle,
     )
 
@@ -98,16 +99,16 @@ def test_log_ndtr_and_its_derivative_in_the_far_tail():
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("model", list(MODELS))
 @pytest.mark.parametrize(
-    "schedule,alpha,fit_intercept",
+    "schedule,alpha,fit_intercept,per_row",
     [
-        ("constant", 0.0, True),
-        ("invscaling", 0.05, False),
-        ("adaptive", 0.0, True),
-        ("adaptive", 0.05, False),
+        ("constant", 0.0, True, True),
+        ("invscaling", 0.05, False, False),
+        ("adaptive", 0.0, True, False),
+        ("adaptive", 0.05, False, True),
     ],
 )
 def test_ar_epoch_matches_reference(
-    fmt, dtype, model, schedule, alpha, fit_intercept
+    fmt, dtype, model, schedule, alpha, fit_intercept, per_row
 ):
     X, y, sw = _problem(fmt, dtype)
     K, d = 7, X.shape[1]
@@ -115,8 +116,9 @@ def test_ar_epoch_matches_reference(
     W = (0.3 * rng0.standard_normal((K, d))).astype(dtype)
     b = (0.1 * rng0.standard_normal(K)).astype(dtype)
     local = np.column_stack(
-        [rng0.normal(0, 1, X.shape[0]), rng0.normal(0.5, 0.3, X.shape[0])]
-    )
+        [rng0.normal(0, 1, X.shape[0]), rng0.normal(0.5, 0.3, X.shape[0]),
+         rng0.integers(0, 3, X.shape[0])]
+    ).astype(np.float64)
     adapt = np.zeros((K * (d + 1), 2))
     ds = make_dataset(X, sw)
     rng = RandomState(11)
@@ -131,8 +133,9 @@ def test_ar_epoch_matches_reference(
         status, obj, wsum, t_k, steps_k, _, _ = _run_kernel(
             ds, wm, y, local_k, rng, order, model=model, batch=9, m=3,
             init=init, schedule=schedule, eta_epoch=0.05, eta0=0.3, t=t,
-            n_steps=n_steps, local_rate=local_rate, alpha=alpha,
-            adapt=adapt_k, fit_intercept=fit_intercept, dtype=dtype,
+            n_steps=n_steps, local_rate=local_rate, per_row=per_row,
+            alpha=alpha, adapt=adapt_k, fit_intercept=fit_intercept,
+            dtype=dtype,
         )
         assert status == 0
         W, b, local, adapt, obj_ref, wsum_ref, t, n_steps = (
@@ -140,7 +143,7 @@ def test_ar_epoch_matches_reference(
                 X, y, sw, W, b, local, ref_rng, model=model, batch_size=9,
                 m=3, init_local=init, schedule=schedule, eta_epoch=0.05,
                 eta0=0.3, t=t, n_steps=n_steps, local_rate=local_rate,
-                alpha=alpha, adapt=adapt, fit_intercept=fit_intercept,
+                per_row=per_row, alpha=alpha, adapt=adapt, fit_intercept=fit_intercept,
                 dense_rows=fmt == "dense",
             )
         )
@@ -175,7 +178,7 @@ def test_kernel_reports_non_finite_scores(model):
     W = np.zeros((7, X.shape[1]))
     W[0] = np.inf
     ds = make_dataset(X, sw)
-    local = np.zeros((X.shape[0], 2))
+    local = np.zeros((X.shape[0], 3))
     status, *_, row, value = _run_kernel(
         ds, make_weight_matrix(W, np.zeros(7), 0.0), y, local,
         RandomState(0), np.arange(X.shape[0], dtype=np.intp), model=model,
@@ -189,7 +192,8 @@ def _one_row_objective(x, y, W, b, log_eta, n_steps):
     """-eq. 8 as the kernel evaluates it with all K - 1 classes (|S| = K-1)."""
     X = sp.csr_matrix(x[None, :])
     ds = make_dataset(X, np.ones(1))
-    local = np.array([[0.0 if log_eta is None else log_eta, 0.0]])
+    # v_n = 10^6 earlier visits: a_t = (1 + 10^6)^-0.9
+    local = np.array([[0.0 if log_eta is None else log_eta, 0.0, 1e6]])
     coef, intercept = W.copy(), b.copy()
     status, obj, *_ = _run_kernel(
         ds, make_weight_matrix(coef, intercept), np.array([y]), local,
@@ -262,7 +266,7 @@ def test_monte_carlo_elbo_is_below_the_quadrature_log_likelihood(model):
         # (|S| = K - 1), a negligible step (eta 1e-300, a_t ~ 1e-12) draws
         # n_draws independent one-sample estimates of -eq. 7 at (mu, sig)
         X = sp.csr_matrix(np.tile(x, (n_draws, 1)))
-        local = np.tile([mu, gamma], (n_draws, 1))
+        local = np.tile([mu, gamma, 1e15], (n_draws, 1))
         status, obj, wsum, *_ = _run_kernel(
             make_dataset(X, np.ones(n_draws)),
             make_weight_matrix(W.copy(), b.copy()),
