@@ -4,6 +4,11 @@ Unbiased stochastic solvers whose cost per update does not grow with the
 number of classes, returning exact probabilities.
 """
 
+from ._augment_reduce import (
+    ARLogisticClassifier,
+    ARProbitClassifier,
+    ARSoftmaxClassifier,
+)
 from ._implicit import ImplicitSGDClassifier
 from ._sampled import SampledSoftmaxClassifier
 from ._scent import SCENTClassifier
@@ -13,6 +18,9 @@ from .exceptions import DivergenceError
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "ARLogisticClassifier",
+    "ARProbitClassifier",
+    "ARSoftmaxClassifier",
     "ImplicitSGDClassifier",
     "SampledSoftmaxClassifier",
     "SCENTClassifier",

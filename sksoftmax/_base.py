@@ -317,7 +317,7 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
 
     def _epoch(self, dataset, weights, y_enc, row_state, order, first_visit):
         """Run one kernel epoch, then record and report it."""
-        eta_epoch = SCHEDULES[self.learning_rate].eta_for_epoch(
+        eta_epoch = self._schedule().eta_for_epoch(
             self.eta0, self.decay, self._n_epochs
         )
         start = time.perf_counter()
@@ -351,6 +351,14 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
                 + self._verbose_extra()
             )
         return objective
+
+    def _schedule(self):
+        """The learning-rate schedule of ``self.learning_rate``.
+
+        A hook for methods with schedules of their own; the default is the
+        package's table ``SCHEDULES``.
+        """
+        return SCHEDULES[self.learning_rate]
 
     def _verbose_extra(self):
         return ""

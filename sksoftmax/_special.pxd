@@ -1,5 +1,5 @@
 # Numerically safe special functions for the kernels, all inline and nogil.
-from libc.math cimport exp, log, log1p, fabs, isnan, INFINITY
+from libc.math cimport exp, log, log1p, fabs, isnan, erfc, INFINITY
 
 
 cdef inline double log1pexp(double x) noexcept nogil:
@@ -73,3 +73,62 @@ cdef inline double wright_omega(double x) noexcept nogil:
         q = 2.0 * wp1 * (wp1 + (2.0 / 3.0) * r)
         w = w * (1.0 + (r / wp1) * (q - r) / (q - 2.0 * r))
     return w
+
+
+# ---- noise models of augment and reduce (Ruiz et al. 2018, Sec. 3.2) ----
+# log Phi and its derivative phi / Phi for the standard normal, evaluated in
+# log space so that they stay accurate far in the lower tail, where Phi itself
+# underflows (Phi(-40) ~ 1e-350).
+
+cdef inline double _mills_series(double x) noexcept nogil:
+    """S(x) = 1 - 1/x^2 + 3/x^4 - 15/x^6 + ..., Phi(x) = phi(x) S(x) / (-x).
+
+    The asymptotic series of the normal tail; used for x <= -20 only, where
+    twelve terms are accurate to 1e-17 (the k-th term is (2k-1)!! / x^2k).
+    """
+    cdef double z = 1.0 / (x * x), term = 1.0, s = 1.0
+    cdef int k
+    for k in range(1, 13):
+        term = -term * (2 * k - 1) * z
+        s += term
+    return s
+
+
+cdef inline double log_ndtr(double x) noexcept nogil:
+    """log Phi(x) of the standard normal, accurate for every finite x.
+
+    erfc keeps full relative accuracy down to x = -20 (Phi ~ 3e-89); below,
+    the asymptotic series gives log Phi directly, without forming Phi.
+    """
+    if x >= 0.0:
+        # Phi = 1 - erfc(x / sqrt 2) / 2: log1p avoids the cancellation
+        return log1p(-0.5 * erfc(x * 0.7071067811865476))
+    if x > -20.0:
+        return log(0.5 * erfc(-x * 0.7071067811865476))
+    return (-0.5 * x * x - log(-x) - 0.9189385332046728
+            + log(_mills_series(x)))
+
+
+cdef inline double ndtr_mills(double x) noexcept nogil:
+    """phi(x) / Phi(x) = d/dx log Phi(x), the inverse Mills ratio at -x.
+
+    Grows like -x in the lower tail; computed there from the series, never
+    as a ratio of two underflowing numbers.
+    """
+    if x <= -20.0:
+        return -x / _mills_series(x)
+    return exp(-0.5 * x * x - 0.9189385332046728 - log_ndtr(x))
+
+
+cdef inline double log_sigmoid(double x) noexcept nogil:
+    """log sigma(x) = -log(1 + e^-x), the log-CDF of the standard logistic."""
+    return -log1pexp(-x)
+
+
+cdef inline double sigmoid(double x) noexcept nogil:
+    """1 / (1 + e^-x) without overflow for any x."""
+    cdef double e
+    if x >= 0.0:
+        return 1.0 / (1.0 + exp(-x))
+    e = exp(x)
+    return e / (1.0 + e)

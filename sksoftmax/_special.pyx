@@ -89,3 +89,84 @@ def logsumexp_rows(a):
             ov[i] = (logsumexp(&av[i, 0], av.shape[1]) if av.shape[1]
                      else logsumexp(NULL, 0))
     return out
+
+
+def _apply_noise(fun_code, x):
+    arr = np.ascontiguousarray(x, dtype=np.float64)
+    flat = arr.reshape(-1)
+    out = np.empty_like(flat)
+    cdef const double[::1] xv = flat
+    cdef double[::1] ov = out
+    cdef Py_ssize_t i
+    cdef int code = fun_code
+    with nogil:
+        for i in range(xv.shape[0]):
+            if code == 0:
+                ov[i] = log_ndtr(xv[i])
+            elif code == 1:
+                ov[i] = ndtr_mills(xv[i])
+            else:
+                ov[i] = log_sigmoid(xv[i])
+    return out.reshape(arr.shape)
+
+
+def log_ndtr_array(x):
+    """log Phi(x) of the standard normal elementwise, accurate in the tails.
+
+    Parameters
+    ----------
+    x : array-like
+
+    Returns
+    -------
+    out : ndarray of float64, same shape as x
+
+    Examples
+    --------
+    >>> from sksoftmax._special import log_ndtr_array
+    >>> log_ndtr_array([0.0]).tolist()
+    [-0.6931471805599453]
+    >>> bool(log_ndtr_array(-40.0) < -800)
+    True
+    """
+    return _apply_noise(0, x)
+
+
+def ndtr_mills_array(x):
+    """phi(x) / Phi(x), the derivative of log Phi, elementwise.
+
+    Parameters
+    ----------
+    x : array-like
+
+    Returns
+    -------
+    out : ndarray of float64, same shape as x
+
+    Examples
+    --------
+    >>> from sksoftmax._special import ndtr_mills_array
+    >>> round(float(ndtr_mills_array(0.0)), 6)
+    0.797885
+    """
+    return _apply_noise(1, x)
+
+
+def log_sigmoid_array(x):
+    """log(1 / (1 + exp(-x))) elementwise, without overflow.
+
+    Parameters
+    ----------
+    x : array-like
+
+    Returns
+    -------
+    out : ndarray of float64, same shape as x
+
+    Examples
+    --------
+    >>> from sksoftmax._special import log_sigmoid_array
+    >>> log_sigmoid_array([-1000.0]).tolist()
+    [-1000.0]
+    """
+    return _apply_noise(2, x)

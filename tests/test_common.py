@@ -3,6 +3,9 @@
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sksoftmax import (
+    ARLogisticClassifier,
+    ARProbitClassifier,
+    ARSoftmaxClassifier,
     ImplicitSGDClassifier,
     SampledSoftmaxClassifier,
     SCENTClassifier,
@@ -25,6 +28,10 @@ ESTIMATORS = [
         random_state=0,
     ),
     SCENTClassifier(nu_update="sox", batch_size=8, random_state=0),
+    ARSoftmaxClassifier(random_state=0),
+    ARSoftmaxClassifier(learning_rate="constant", eta0=0.1, random_state=0),
+    ARProbitClassifier(random_state=0),
+    ARLogisticClassifier(random_state=0),
 ]
 
 # Each entry: check name -> one-line reason it is expected to fail.
