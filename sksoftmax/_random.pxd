@@ -116,5 +116,32 @@ cdef inline void sample_classes_without_replacement(
             out[j] += 1
 
 
+cdef inline void sample_classes_marked(
+        rng_state* st, Py_ssize_t n_classes, Py_ssize_t exclude,
+        Py_ssize_t m, Py_ssize_t* out, long long* stamp,
+        long long mark) noexcept nogil:
+    """The draws of ``sample_classes_without_replacement``, in O(m).
+
+    Floyd's algorithm with the same random numbers and the same output,
+    but the membership test is a look-up in ``stamp`` (n_classes - 1
+    entries; those equal to ``mark`` are taken) instead of a scan of the
+    classes drawn so far: for m in the hundreds the scan's O(m^2) per row
+    dominates. The caller passes a new ``mark`` per draw, so ``stamp`` is
+    never cleared.
+    """
+    cdef Py_ssize_t n = n_classes - 1
+    cdef Py_ssize_t j, t, filled = 0
+    for j in range(n - m, n):
+        t = rng_randint(st, j + 1)
+        if stamp[t] == mark:
+            t = j
+        stamp[t] = mark
+        out[filled] = t
+        filled += 1
+    for j in range(m):
+        if out[j] >= exclude:
+            out[j] += 1
+
+
 cdef class RandomState:
     cdef rng_state state
