@@ -4,6 +4,7 @@ Unbiased stochastic solvers whose cost per update does not grow with the
 number of classes, returning exact probabilities.
 """
 
+from ._bound import StochasticBoundClassifier
 from ._implicit import ImplicitSGDClassifier
 from ._umax import UMaxSoftmaxClassifier
 from .exceptions import DivergenceError
@@ -12,6 +13,7 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "ImplicitSGDClassifier",
+    "StochasticBoundClassifier",
     "UMaxSoftmaxClassifier",
     "DivergenceError",
     "__version__",

@@ -10,6 +10,7 @@ import pickle
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import expit
 
 
 def clone_rng(rng):
@@ -105,3 +106,114 @@ def softmax_objective(W, b, X, y, alpha, sw=None):
     nll = -logp[np.arange(len(y)), y]
     sw = np.ones(len(y)) if sw is None else sw
     return nll @ sw / sw.sum() + 0.5 * alpha * np.sum(W * W)
+
+
+# ------------------------------------------------ stochastic bound (SBM)
+def bound_beta_reference(r):
+    """tanh(r/2) / (2r) of Alg. 1 (Choromanska & Jebara 2013), 1/4 at 0."""
+    r = abs(float(r))
+    if np.isinf(r):
+        return 0.0
+    if r == 0.0:
+        return 0.25
+    return np.tanh(r / 2) / (2 * r)
+
+
+def partition_bound_reference(log_h, F, theta_tilde):
+    """Alg. 1 as printed, with z carried in log space: (log z, g, Sigma)."""
+    n, d = F.shape
+    log_z, g, sigma = -np.inf, np.zeros(d), np.zeros((d, d))
+    for yv in range(n):
+        log_alpha = log_h[yv] + F[yv] @ theta_tilde
+        r = log_alpha - log_z
+        beta = bound_beta_reference(r)
+        kappa = expit(r)
+        l = F[yv] - g
+        sigma += beta * np.outer(l, l)
+        g = g + kappa * l
+        log_z = np.logaddexp(log_z, log_alpha)
+    return log_z, g, sigma
+
+
+def sbm_full_epoch_reference(
+    X,
+    y,
+    sw,
+    W,
+    b,
+    M,
+    mu,
+    rng,
+    *,
+    surrogate,
+    row_scale,
+    alpha,
+    alpha_b,
+    eta,
+    batch_size=1,
+    fit_intercept=True,
+    shuffle=True,
+):
+    """One epoch of Alg. 2 in the full d-dimensional space, literally.
+
+    theta = vec(W, b) class by class; the features of class c are
+    f(c) = e_c (x) x~ built explicitly, and M takes one Sherman-Morrison
+    step per class of every row on d-vectors. phi = M mu (the invariant of
+    Alg. 2's phi += M xi - N mu). Returns (W, b, M, mu, objective_sum,
+    weight_sum): new arrays.
+    """
+    X = dense(X).astype(np.float64)
+    n, D = X.shape
+    K = W.shape[0]
+    Dp = D + int(fit_intercept)
+    T = np.zeros((K, Dp))
+    T[:, :D] = W
+    if fit_intercept:
+        T[:, D] = b
+    theta = T.ravel().copy()
+    M, mu = M.copy(), mu.copy()
+    pen = np.ones((K, Dp))
+    if fit_intercept:
+        pen[:, D] = 0.0
+    pen = pen.ravel()
+    order = rng.permutation(n) if shuffle else np.arange(n)
+    since = 0
+    for idx, i in enumerate(order):
+        s = sw[i]
+        if s == 0:
+            continue
+        rs = s * row_scale
+        xt = np.append(X[i], 1.0) if fit_intercept else X[i]
+        F = np.kron(np.eye(K), xt)
+        log_z, g, sigma = partition_bound_reference(np.zeros(K), F, theta)
+        # the Sherman-Morrison steps, one per enumerated class
+        log_zc, gc = -np.inf, np.zeros(K * Dp)
+        for c in range(K):
+            r = F[c] @ theta - log_zc
+            beta = bound_beta_reference(r)
+            l = F[c] - gc
+            q = np.sqrt(rs * beta) * l
+            Mq = M @ q
+            M = M - np.outer(Mq, Mq) / (1.0 + q @ Mq)
+            gc = gc + expit(r) * l
+            log_zc = np.logaddexp(log_zc, F[c] @ theta)
+        grad = g - F[y[i]]
+        if surrogate:
+            mu += rs * (grad - sigma @ theta)
+        else:
+            mu += rs * (grad + alpha * pen * theta)
+        since += 1
+        if since < batch_size and idx + 1 < n:
+            continue
+        since = 0
+        phi = M @ mu + (theta if surrogate else 0.0)
+        new = theta - eta * phi
+        if surrogate and fit_intercept:
+            ib = np.arange(K) * Dp + D
+            mu[ib] -= alpha_b * (new[ib] - theta[ib])
+        theta = new
+    T = theta.reshape(K, Dp)
+    W, b = T[:, :D].copy(), (T[:, D].copy() if fit_intercept else b.copy())
+    scores = X @ W.T + (b if fit_intercept else 0.0)
+    nll = np.logaddexp.reduce(scores, axis=1) - scores[np.arange(n), y]
+    return W, b, M, mu, float(nll @ sw), float(sw.sum())

@@ -2,12 +2,20 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sksoftmax import ImplicitSGDClassifier, UMaxSoftmaxClassifier
+from sksoftmax import (
+    ImplicitSGDClassifier,
+    StochasticBoundClassifier,
+    UMaxSoftmaxClassifier,
+)
 
 ESTIMATORS = [
     UMaxSoftmaxClassifier(random_state=0),
     UMaxSoftmaxClassifier(alpha=1e-3, fit_intercept=False, random_state=0),
     ImplicitSGDClassifier(random_state=0),
+    StochasticBoundClassifier(random_state=0),
+    StochasticBoundClassifier(
+        update="paper", eta0=0.01, fit_intercept=False, random_state=0
+    ),
 ]
 
 # Each entry: check name -> one-line reason it is expected to fail.
