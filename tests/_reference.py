@@ -185,6 +185,8 @@ def sbm_full_epoch_reference(
         rs = s * row_scale
         xt = np.append(X[i], 1.0) if fit_intercept else X[i]
         F = np.kron(np.eye(K), xt)
+        # classes enumerated by increasing score (stable), as the kernel
+        F = F[np.argsort(F @ theta, kind="stable")]
         log_z, g, sigma = partition_bound_reference(np.zeros(K), F, theta)
         # the Sherman-Morrison steps, one per enumerated class
         log_zc, gc = -np.inf, np.zeros(K * Dp)
@@ -197,7 +199,7 @@ def sbm_full_epoch_reference(
             M = M - np.outer(Mq, Mq) / (1.0 + q @ Mq)
             gc = gc + expit(r) * l
             log_zc = np.logaddexp(log_zc, F[c] @ theta)
-        grad = g - F[y[i]]
+        grad = g - np.kron(np.eye(K)[y[i]], xt)
         if surrogate:
             mu += rs * (grad - sigma @ theta)
         else:

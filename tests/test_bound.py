@@ -96,10 +96,11 @@ def test_softmax_bound_is_the_kronecker_collapse(scale):
     K, D = 5, 3
     x_tilde = np.append(rng.standard_normal(D), 1.0)
     theta = scale * rng.standard_normal(K * (D + 1))
-    F = np.kron(np.eye(K), x_tilde)
-    log_z, g, sigma = partition_bound_reference(np.zeros(K), F, theta)
     scores = theta.reshape(K, D + 1) @ x_tilde
-    log_z_k, gamma, S, beta, kappa = softmax_row_bound(scores)
+    log_z_k, gamma, S, beta, kappa, order = softmax_row_bound(scores)
+    assert np.all(np.diff(scores[order]) >= 0)
+    F = np.kron(np.eye(K), x_tilde)[order]
+    log_z, g, sigma = partition_bound_reference(np.zeros(K), F, theta)
     assert log_z_k == pytest.approx(log_z, rel=1e-12)
     assert_allclose(np.kron(gamma, x_tilde), g, rtol=1e-9, atol=1e-12)
     assert_allclose(
@@ -199,6 +200,7 @@ def test_sherman_morrison_M_is_the_inverse_of_the_summed_sigma(fmt):
     for i in range(Xd.shape[0]):
         xt = np.append(Xd[i], 1.0)
         F = np.kron(np.eye(K), xt)
+        F = F[np.argsort(F @ theta, kind="stable")]  # the kernel's order
         sigma += sw[i] * row_scale * partition_bound(np.zeros(K), F, theta)[2]
     assert_allclose(M, np.linalg.inv(sigma), rtol=1e-8, atol=1e-8 / alpha)
     assert_allclose(M, M.T, rtol=1e-10, atol=1e-12)
