@@ -9,7 +9,12 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from threadpoolctl import threadpool_limits
 
 from ._base import BaseSoftmaxClassifier
-from ._bound_fast import sbm_full_epoch32, sbm_full_epoch64
+from ._bound_fast import (
+    sbm_full_epoch32,
+    sbm_full_epoch64,
+    sbm_lowrank_epoch32,
+    sbm_lowrank_epoch64,
+)
 from ._sgd_schedule import SCHEDULES
 
 
@@ -54,8 +59,37 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
     M takes 8 d^2 bytes; ``fit`` refuses, before allocating it, a problem
     whose M would not fit in the available memory.
 
+    With ``rank=k`` the accumulated curvature is kept instead as
+    ``V' diag(sig) V + diag(D)`` (Sec. 3.2): V (k x d) orthonormal rows,
+    sig >= 0, D > 0 diagonal, in O(k d) memory, and every step solves with
+    it by the Woodbury identity. The paper leaves the update out; the one
+    here keeps ``V' diag(sig) V + diag(D)`` an upper bound (in the PSD
+    order) of the exact ``alpha I + sum Sigma_i`` after every row:
+
+    1. of the row's rank-one terms beta_j l_j l_j' (Alg. 1), the largest
+       (by beta_j ||l_j||^2) is kept as a direction q; each other one is
+       replaced by ``beta_j ||l_j||_1 diag(|l_j|)``, which dominates it
+       (``v v' <= ||v||_1 diag(|v|)``: the difference is diagonally
+       dominant);
+    2. q's residual against V joins the basis; the (m+1) x (m+1) core
+       ``diag(sig) + c c'`` (c = (V q, ||residual||)) is eigendecomposed
+       exactly, the top k components are kept, and the smallest one, a
+       vector w of R^d, is replaced by ``||w||_1 diag(|w|)`` >= w w'.
+
+    Each step replaces a PSD term by a larger one, so the bound holds for
+    the accumulated sum and the majorization stays valid, only looser. Per
+    row it costs O(K^2 + k K nnz) for the bound and O(k^2 d + k^3) for the
+    basis update and the Woodbury solve, linear in d.
+
     Parameters
     ----------
+    rank : int or None, default=None
+        None: full rank, the dense M (Alg. 2). k: the low-rank form above.
+    n_directions : int, default=1
+        With ``rank=k``: how many of a row's K rank-one terms (the largest)
+        enter the basis as directions (step 2); the others are bounded by
+        the diagonal (step 1). More directions give a tighter bound at
+        ``n_directions`` times the O(k^2 d) cost per row.
     alpha : float, default=1e-4
         L2 penalty on ``coef_`` (mean-loss scale: ``LogisticRegression``'s
         ``C = 1 / (alpha * n_samples)``). Must be positive: M starts as
@@ -174,6 +208,8 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
 
     _parameter_constraints: dict = {
         **BaseSoftmaxClassifier._parameter_constraints,
+        "rank": [Interval(Integral, 1, None, closed="left"), None],
+        "n_directions": [Interval(Integral, 1, None, closed="left")],
         "alpha": [Interval(Real, 0, None, closed="neither")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "update": [StrOptions({"surrogate", "paper"})],
@@ -181,7 +217,9 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
 
     def __init__(
         self,
+        rank=None,
         *,
+        n_directions=1,
         alpha=1e-4,
         eta0=1.0,
         batch_size=1,
@@ -200,6 +238,8 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         validation_fraction=0.1,
         n_iter_no_change=5,
     ):
+        self.rank = rank
+        self.n_directions = n_directions
         self.alpha = alpha
         self.eta0 = eta0
         self.batch_size = batch_size
@@ -229,9 +269,25 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
 
     def _init_state(self, n_features, dtype):
         d = self._n_params(n_features)
+        available = _available_memory()
+        if self.rank is not None:
+            need = 8 * d * (2 * self.rank + 6)
+            if need > available:
+                raise ValueError(
+                    f"StochasticBoundClassifier(rank={self.rank}) needs "
+                    f"{_gib(need)} for V and its work arrays over d = "
+                    f"{d:,} parameters, more than the {_gib(available)} "
+                    "of memory available; lower rank."
+                )
+            super()._init_state(n_features, dtype)
+            self._V = np.zeros((self.rank, d))
+            self._sig = np.zeros(self.rank)
+            self._Dg = self._prior(n_features)
+            self._n_used = 0
+            self._mu = np.zeros(d)
+            return
         # M, plus two d x d temporaries of the per-epoch re-weighting
         need = 3 * 8 * d * d
-        available = _available_memory()
         if need > available:
             raise ValueError(
                 f"StochasticBoundClassifier(rank=None) keeps the dense "
@@ -249,11 +305,15 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
     def _reweight(self, keep):
         """Scale the accumulated bounds by ``keep``, the prior unchanged."""
         prior = self._prior(self.coef_.shape[1])
-        sigma = np.linalg.inv(self._M)
-        sigma *= keep
-        sigma[np.diag_indices_from(sigma)] += (1.0 - keep) * prior
-        M = np.linalg.inv(sigma)
-        self._M = np.ascontiguousarray(0.5 * (M + M.T))
+        if self.rank is None:
+            sigma = np.linalg.inv(self._M)
+            sigma *= keep
+            sigma[np.diag_indices_from(sigma)] += (1.0 - keep) * prior
+            M = np.linalg.inv(sigma)
+            self._M = np.ascontiguousarray(0.5 * (M + M.T))
+        else:
+            self._sig *= keep
+            self._Dg = prior + keep * (self._Dg - prior)
         if self.update == "surrogate" and self.fit_intercept:
             # the intercepts' proximal term is not a bound: not re-weighted
             d_plus = self.coef_.shape[1] + 1
@@ -271,36 +331,40 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         if epoch > 1:
             self._reweight((epoch - 1) / epoch)
         total = float(dataset.weights.sum())
-        kernel = (
-            sbm_full_epoch64
-            if self.coef_.dtype == np.float64
-            else sbm_full_epoch32
+        common = dict(
+            surrogate=self.update == "surrogate",
+            row_scale=1.0 / (epoch * total),
+            alpha=float(self.alpha),
+            alpha_b=float(self.alpha),
+            schedule=SCHEDULES[self.learning_rate].code,
+            eta_epoch=eta_epoch,
+            eta0=self.eta0,
+            power_t=self.power_t,
+            t=t,
+            batch_size=self.batch_size,
+            fit_intercept=self.fit_intercept,
+            shuffle=self.shuffle,
         )
+        f64 = self.coef_.dtype == np.float64
         # one BLAS thread: a rank-K update per row is too small to share,
         # and threads waiting on a busy machine cost 10x (measured)
         with threadpool_limits(limits=1, user_api="blas"):
-            result = kernel(
-                dataset,
-                weights,
-                y_enc,
-                self._rng,
-                order,
-                self._M,
-                self._mu,
-                self.update == "surrogate",
-                1.0 / (epoch * total),
-                float(self.alpha),
-                float(self.alpha),
-                SCHEDULES[self.learning_rate].code,
-                eta_epoch,
-                self.eta0,
-                self.power_t,
-                t,
-                self.batch_size,
-                self.fit_intercept,
-                self.shuffle,
-            )
-        status, obj_sum, weight_sum, t, row, value = result
+            if self.rank is None:
+                kernel = sbm_full_epoch64 if f64 else sbm_full_epoch32
+                status, obj_sum, weight_sum, t, row, value = kernel(
+                    dataset, weights, y_enc, self._rng, order, self._M,
+                    self._mu, **common
+                )
+            else:
+                kernel = sbm_lowrank_epoch64 if f64 else sbm_lowrank_epoch32
+                result = kernel(
+                    dataset, weights, y_enc, self._rng, order, self._V,
+                    self._sig, self._Dg, self._mu, self._n_used,
+                    self.n_directions, **common
+                )
+                status, obj_sum, weight_sum, t, self._n_used, row, value = (
+                    result
+                )
         if status != 0:
             self._raise_divergence("theta is not finite", row, value)
         return obj_sum, weight_sum, t

@@ -219,3 +219,125 @@ def sbm_full_epoch_reference(
     scores = X @ W.T + (b if fit_intercept else 0.0)
     nll = np.logaddexp.reduce(scores, axis=1) - scores[np.arange(n), y]
     return W, b, M, mu, float(nll @ sw), float(sw.sum())
+
+
+def sbm_lowrank_epoch_reference(
+    X,
+    y,
+    sw,
+    W,
+    b,
+    V,
+    sig,
+    Dg,
+    mu,
+    n_used,
+    rng,
+    *,
+    surrogate,
+    row_scale,
+    alpha,
+    alpha_b,
+    eta,
+    n_directions=1,
+    batch_size=1,
+    fit_intercept=True,
+    shuffle=True,
+):
+    """One epoch of the low-rank SBM kernel: V' diag(sig) V + diag(Dg).
+
+    Per row: the largest term of the row's bound is the new direction, the
+    others go to the diagonal (l l' <= ||l||_1 diag|l|); the direction's
+    residual joins the basis, the core is eigendecomposed (numpy.linalg.eigh)
+    and the smallest component moves to the diagonal the same way; the step
+    solves with the dense matrix. Returns (W, b, V, sig, Dg, mu, n_used,
+    objective_sum, weight_sum).
+    """
+    X = dense(X).astype(np.float64)
+    n, D = X.shape
+    K, rank = W.shape[0], V.shape[0]
+    Dp = D + int(fit_intercept)
+    T = np.zeros((K, Dp))
+    T[:, :D] = W
+    if fit_intercept:
+        T[:, D] = b
+    theta = T.ravel().copy()
+    V, sig, Dg, mu = V.copy(), sig.copy(), Dg.copy(), mu.copy()
+    pen = np.ones((K, Dp))
+    if fit_intercept:
+        pen[:, D] = 0.0
+    pen = pen.ravel()
+    order = rng.permutation(n) if shuffle else np.arange(n)
+    since = 0
+    for idx, i in enumerate(order):
+        s = sw[i]
+        if s == 0:
+            continue
+        rs = s * row_scale
+        xt = np.append(X[i], 1.0) if fit_intercept else X[i]
+        scores = theta.reshape(K, Dp) @ xt
+        log_z, gam, us, betas = -np.inf, np.zeros(K), [], []
+        for c in np.argsort(scores, kind="stable"):
+            r = scores[c] - log_z
+            u = -gam
+            u[c] += 1.0
+            us.append(u)
+            betas.append(bound_beta_reference(r))
+            gam = gam + expit(r) * u
+            log_z = np.logaddexp(log_z, scores[c])
+        us, betas = np.array(us), np.array(betas)
+        tr = betas * (us**2).sum(1)
+        chosen = [j for j in np.argsort(-tr, kind="stable")[:n_directions]
+                  if tr[j] > 0]
+        dsum = np.zeros(K)
+        for j in range(K):
+            if j not in chosen and betas[j] > 0:
+                dsum += betas[j] * np.abs(us[j]).sum() * np.abs(us[j])
+        Dg += rs * np.kron(dsum, np.abs(xt).sum() * np.abs(xt))
+        for jstar in chosen:
+            q = np.sqrt(rs * betas[jstar]) * np.kron(us[jstar], xt)
+            Vm = V[:n_used]
+            p = Vm @ q
+            res = q - Vm.T @ p
+            p2 = Vm @ res
+            res -= Vm.T @ p2
+            p += p2
+            rho = np.linalg.norm(res)
+            if rho > 1e-10 * np.linalg.norm(q):
+                basis = np.vstack([Vm, res / rho])
+                cvec = np.append(p, rho)
+                core = np.diag(np.append(sig[:n_used], 0.0))
+            else:
+                basis, cvec, core = Vm, p, np.diag(sig[:n_used])
+            core = core + np.outer(cvec, cvec)
+            ev, E = np.linalg.eigh(core)
+            kept = min(len(ev), rank)
+            V[:kept] = E[:, ::-1][:, :kept].T @ basis
+            sig[:kept] = np.maximum(ev[::-1][:kept], 0.0)
+            if len(ev) > rank:
+                wv = np.sqrt(max(ev[0], 0.0)) * (E[:, 0] @ basis)
+                Dg += np.abs(wv).sum() * np.abs(wv)
+            n_used = kept
+        grad = np.kron(gam - np.eye(K)[y[i]], xt)
+        if surrogate:
+            S = (us.T * betas) @ us
+            mu += rs * (grad - np.kron(S @ scores, xt))
+        else:
+            mu += rs * (grad + alpha * pen * theta)
+        since += 1
+        if since < batch_size and idx + 1 < n:
+            continue
+        since = 0
+        Vm = V[:n_used]
+        sigma_hat = (Vm.T * sig[:n_used]) @ Vm + np.diag(Dg)
+        phi = np.linalg.solve(sigma_hat, mu) + (theta if surrogate else 0.0)
+        new = theta - eta * phi
+        if surrogate and fit_intercept:
+            ib = np.arange(K) * Dp + D
+            mu[ib] -= alpha_b * (new[ib] - theta[ib])
+        theta = new
+    T = theta.reshape(K, Dp)
+    W, b = T[:, :D].copy(), (T[:, D].copy() if fit_intercept else b.copy())
+    scores = X @ W.T + (b if fit_intercept else 0.0)
+    nll = np.logaddexp.reduce(scores, axis=1) - scores[np.arange(n), y]
+    return W, b, V, sig, Dg, mu, n_used, float(nll @ sw), float(sw.sum())

@@ -16,6 +16,9 @@ ESTIMATORS = [
     StochasticBoundClassifier(
         update="paper", eta0=0.01, fit_intercept=False, random_state=0
     ),
+    StochasticBoundClassifier(
+        rank=2, update="paper", eta0=0.05, random_state=0
+    ),
 ]
 
 # Each entry: check name -> one-line reason it is expected to fail.
