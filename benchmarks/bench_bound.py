@@ -39,6 +39,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from _harness import report
 from scipy.special import logsumexp
 from sklearn.datasets import load_digits
 from sklearn.exceptions import ConvergenceWarning
@@ -46,8 +47,6 @@ from sklearn.linear_model import LogisticRegression
 
 from sksoftmax import StochasticBoundClassifier, UMaxSoftmaxClassifier
 from sksoftmax.datasets import load_bibtex
-
-from _harness import report
 
 warnings.simplefilter("ignore", ConvergenceWarning)
 
@@ -114,7 +113,9 @@ def digits_table(alphas, target_alpha, seeds=3):
             ).fit(X, y)
             paper.append(clf.loss_curve_[0])
         sgd = {
-            eta: np.mean([sgd_one_pass(X, y, alpha, eta, s) for s in range(seeds)])
+            eta: np.mean(
+                [sgd_one_pass(X, y, alpha, eta, s) for s in range(seeds)]
+            )
             for eta in grid
         }
         best_eta = min(sgd, key=sgd.get)
@@ -173,7 +174,7 @@ def budget_fit(clf, X, y, budget, chunk, seed=0):
     while time.perf_counter() - start < budget:
         perm = rng.permutation(len(y))
         for lo in range(0, len(y), chunk):
-            sel = np.sort(perm[lo:lo + chunk])
+            sel = np.sort(perm[lo : lo + chunk])
             clf.partial_fit(X[sel], y[sel], classes=classes)
             rows += len(sel)
             if time.perf_counter() - start > budget:
@@ -191,9 +192,14 @@ def bibtex(alpha, budget):
     )
     ranks, widths, n_rows = [1, 5, 20], [459, 918, 1836], 30
     table = {}
-    print(f"low-rank SBM, ms per row (partial_fit on {n_rows} rows, best of 2)")
-    print(f"{'k':>4} " + " ".join(f"{'D=' + str(w):>9}" for w in widths)
-          + f" {'d (D=1836)':>11}")
+    print(
+        f"low-rank SBM, ms per row (partial_fit on {n_rows} rows, best of 2)"
+    )
+    print(
+        f"{'k':>4} "
+        + " ".join(f"{'D=' + str(w):>9}" for w in widths)
+        + f" {'d (D=1836)':>11}"
+    )
     for k in ranks:
         line = []
         for width in widths:
@@ -201,37 +207,54 @@ def bibtex(alpha, budget):
             best = np.inf
             for _ in range(2):
                 clf = StochasticBoundClassifier(
-                    rank=k, update="paper", eta0=30.0 / n, alpha=alpha,
-                    random_state=0)
+                    rank=k,
+                    update="paper",
+                    eta0=30.0 / n,
+                    alpha=alpha,
+                    random_state=0,
+                )
                 start = time.perf_counter()
                 clf.partial_fit(Xs, y[:n_rows], classes=classes)
                 best = min(best, time.perf_counter() - start)
             table[k, width] = 1000 * best / n_rows
             line.append(table[k, width])
-        print(f"{k:4d} " + " ".join(f"{v:9.2f}" for v in line)
-              + f" {classes.size * (widths[-1] + 1):11,d}")
+        print(
+            f"{k:4d} "
+            + " ".join(f"{v:9.2f}" for v in line)
+            + f" {classes.size * (widths[-1] + 1):11,d}"
+        )
     # log-log slopes of the table: 1 means linear
-    d_slope = min(
-        np.polyfit(np.log(widths), np.log([table[k, w] for w in widths]),
-                   1)[0]
-        for k in ranks
-    ), max(
-        np.polyfit(np.log(widths), np.log([table[k, w] for w in widths]),
-                   1)[0]
-        for k in ranks
+    d_slope = (
+        min(
+            np.polyfit(
+                np.log(widths), np.log([table[k, w] for w in widths]), 1
+            )[0]
+            for k in ranks
+        ),
+        max(
+            np.polyfit(
+                np.log(widths), np.log([table[k, w] for w in widths]), 1
+            )[0]
+            for k in ranks
+        ),
     )
-    k_slope = np.polyfit(np.log(ranks),
-                         np.log([table[k, widths[-1]] for k in ranks]), 1)[0]
-    print(f"log-log slope in features: {d_slope[0]:.2f} .. {d_slope[1]:.2f} "
-          f"(over k); in k at D={widths[-1]}: {k_slope:.2f}")
+    k_slope = np.polyfit(
+        np.log(ranks), np.log([table[k, widths[-1]] for k in ranks]), 1
+    )[0]
+    print(
+        f"log-log slope in features: {d_slope[0]:.2f} .. {d_slope[1]:.2f} "
+        f"(over k); in k at D={widths[-1]}: {k_slope:.2f}"
+    )
 
-    print(f"objective after a {budget:g} s budget (exact, training rows; "
-          f"log K = {np.log(classes.size):.3f})")
+    print(
+        f"objective after a {budget:g} s budget (exact, training rows; "
+        f"log K = {np.log(classes.size):.3f})"
+    )
     rows_out = []
     for k in ranks:
-        clf = StochasticBoundClassifier(rank=k, update="paper",
-                                        eta0=30.0 / n, alpha=alpha,
-                                        random_state=0)
+        clf = StochasticBoundClassifier(
+            rank=k, update="paper", eta0=30.0 / n, alpha=alpha, random_state=0
+        )
         obj, rows = budget_fit(clf, X, y, budget, chunk=100)
         rows_out.append((f"SBM rank={k} (Alg. 2, eta=30/t)", obj, rows))
     best_sgd = None
@@ -240,8 +263,9 @@ def bibtex(alpha, budget):
         if best_sgd is None or obj < best_sgd[1]:
             best_sgd = (f"plain SGD (best eta={eta:g} of 0.3,1,3)", obj, rows)
     rows_out.append(best_sgd)
-    um = UMaxSoftmaxClassifier(eta0=0.1, alpha=alpha, random_state=0,
-                               learning_rate="constant")
+    um = UMaxSoftmaxClassifier(
+        eta0=0.1, alpha=alpha, random_state=0, learning_rate="constant"
+    )
     obj, rows = budget_fit(um, X, y, budget, chunk=n)
     rows_out.append(("U-max m=5 (eta0=0.1)", obj, rows))
     print(f"{'method':<40}{'objective':>10}{'rows seen':>11}")
@@ -289,15 +313,22 @@ def main():
         except FileNotFoundError as exc:
             print(f"Bibtex skipped: {exc}")
         else:
-            checks.append((
-                "Bibtex low rank: time per row linear in features "
-                "(log-log slope in [0.7, 1.3] at k = 1, 5, 20)",
-                0.7 <= d_slope[0] and d_slope[1] <= 1.3,
-                f"{d_slope[0]:.2f} .. {d_slope[1]:.2f}"))
-            checks.append((
-                "Bibtex low rank: time per row at most linear in k "
-                "(log-log slope <= 1.1 at D=1836)",
-                k_slope <= 1.1, f"{k_slope:.2f}"))
+            checks.append(
+                (
+                    "Bibtex low rank: time per row linear in features "
+                    "(log-log slope in [0.7, 1.3] at k = 1, 5, 20)",
+                    0.7 <= d_slope[0] and d_slope[1] <= 1.3,
+                    f"{d_slope[0]:.2f} .. {d_slope[1]:.2f}",
+                )
+            )
+            checks.append(
+                (
+                    "Bibtex low rank: time per row at most linear in k "
+                    "(log-log slope <= 1.1 at D=1836)",
+                    k_slope <= 1.1,
+                    f"{k_slope:.2f}",
+                )
+            )
     checks.append(("full rank refuses an M beyond memory", refusal(), ""))
     code = report(checks)
     sys.exit(code)

@@ -5,7 +5,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
-
 from threadpoolctl import threadpool_limits
 
 from ._base import BaseSoftmaxClassifier
@@ -44,11 +43,11 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
     ``alpha / 2 * ||coef_||_F^2`` with the quadratic upper bound of the
     partition function of Choromanska & Jebara (2013, Alg. 1, Theorem 1):
     at the current parameters theta~ = vec(W, b), each row's
-    ``log Z(theta)`` is bounded above by
-    ``log z + (theta - theta~)' g + (theta - theta~)' Sigma (theta - theta~)/2``
-    for *every* theta, a globally valid curvature (not the Hessian).
-    The rows' Sigma are accumulated into ``M = (alpha I + sum Sigma)^-1``
-    by Sherman-Morrison updates (Alg. 2) and theta steps along ``M mu``.
+    ``log Z(theta)`` is bounded above by ``log z + dt' g + dt' Sigma dt / 2``
+    (dt = theta - theta~) for *every* theta, a globally valid curvature
+    (not the Hessian). The rows' Sigma are accumulated into
+    ``M = (alpha I + sum Sigma)^-1`` by Sherman-Morrison updates (Alg. 2)
+    and theta steps along ``M mu``.
 
     With softmax features f(c) = e_c (x) (x, 1) the bound of a row lives in
     the K class coordinates (Sigma_row = S (x) x~ x~'), so one row costs
@@ -356,15 +355,30 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
             if self.rank is None:
                 kernel = sbm_full_epoch64 if f64 else sbm_full_epoch32
                 status, obj_sum, weight_sum, t, row, value = kernel(
-                    dataset, weights, y_enc, self._rng, order, self._M,
-                    self._mu, **common
+                    dataset,
+                    weights,
+                    y_enc,
+                    self._rng,
+                    order,
+                    self._M,
+                    self._mu,
+                    **common,
                 )
             else:
                 kernel = sbm_lowrank_epoch64 if f64 else sbm_lowrank_epoch32
                 result = kernel(
-                    dataset, weights, y_enc, self._rng, order, self._V,
-                    self._sig, self._Dg, self._mu, self._n_used,
-                    self.n_directions, **common
+                    dataset,
+                    weights,
+                    y_enc,
+                    self._rng,
+                    order,
+                    self._V,
+                    self._sig,
+                    self._Dg,
+                    self._mu,
+                    self._n_used,
+                    self.n_directions,
+                    **common,
                 )
                 status, obj_sum, weight_sum, t, self._n_used, row, value = (
                     result

@@ -128,9 +128,9 @@ def partition_bound_reference(log_h, F, theta_tilde):
         r = log_alpha - log_z
         beta = bound_beta_reference(r)
         kappa = expit(r)
-        l = F[yv] - g
-        sigma += beta * np.outer(l, l)
-        g = g + kappa * l
+        lv = F[yv] - g
+        sigma += beta * np.outer(lv, lv)
+        g = g + kappa * lv
         log_z = np.logaddexp(log_z, log_alpha)
     return log_z, g, sigma
 
@@ -193,11 +193,11 @@ def sbm_full_epoch_reference(
         for c in range(K):
             r = F[c] @ theta - log_zc
             beta = bound_beta_reference(r)
-            l = F[c] - gc
-            q = np.sqrt(rs * beta) * l
+            lv = F[c] - gc
+            q = np.sqrt(rs * beta) * lv
             Mq = M @ q
             M = M - np.outer(Mq, Mq) / (1.0 + q @ Mq)
-            gc = gc + expit(r) * l
+            gc = gc + expit(r) * lv
             log_zc = np.logaddexp(log_zc, F[c] @ theta)
         grad = g - np.kron(np.eye(K)[y[i]], xt)
         if surrogate:
@@ -287,8 +287,11 @@ def sbm_lowrank_epoch_reference(
             log_z = np.logaddexp(log_z, scores[c])
         us, betas = np.array(us), np.array(betas)
         tr = betas * (us**2).sum(1)
-        chosen = [j for j in np.argsort(-tr, kind="stable")[:n_directions]
-                  if tr[j] > 0]
+        chosen = [
+            j
+            for j in np.argsort(-tr, kind="stable")[:n_directions]
+            if tr[j] > 0
+        ]
         dsum = np.zeros(K)
         for j in range(K):
             if j not in chosen and betas[j] > 0:

@@ -4,29 +4,32 @@ NumPy references of Alg. 1 and Alg. 2, and the estimator contract."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _reference import (
+    clone_rng,
+    partition_bound_reference,
+    sbm_full_epoch_reference,
+    sbm_lowrank_epoch_reference,
+    softmax_objective,
+)
 from numpy.testing import assert_allclose
 from scipy.special import logsumexp
 from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
-
-from sksoftmax import DivergenceError, StochasticBoundClassifier
 from sksoftmax._bound_fast import (
     partition_bound,
     sbm_full_epoch32,
     sbm_full_epoch64,
+    sbm_lowrank_epoch32,
+    sbm_lowrank_epoch64,
     softmax_row_bound,
+    woodbury_solve_py,
 )
 from sksoftmax._dataset import make_dataset
 from sksoftmax._random import RandomState
 from sksoftmax._weight_matrix import make_weight_matrix
 
-from _reference import (
-    clone_rng,
-    partition_bound_reference,
-    sbm_full_epoch_reference,
-    softmax_objective,
-)
+from sksoftmax import DivergenceError, StochasticBoundClassifier
 
 FORMATS = ["dense", "csr"]
 DTYPES = [np.float64, np.float32]
@@ -67,7 +70,8 @@ def test_bound_near_r_zero_uses_the_series():
         assert_allclose(sigma, ref, rtol=1e-14, atol=1e-16)
         beta = sigma[1, 1]  # l = e_1 - e_0 (g = e_0): Sigma_11 = beta
         assert beta == pytest.approx(
-            np.tanh(eps / 2) / (2 * eps) if eps else 0.25, rel=1e-14)
+            np.tanh(eps / 2) / (2 * eps) if eps else 0.25, rel=1e-14
+        )
 
 
 @pytest.mark.kernel
@@ -115,8 +119,14 @@ def test_softmax_bound_is_the_kronecker_collapse(scale):
 # --------------------------------------------------------- full-rank SBM
 def _problem(fmt, dtype, n=14, d=5, K=4, seed=0):
     rng = np.random.default_rng(seed)
-    X = sp.random(n, d, density=0.5, format="csr", random_state=seed,
-                  data_rvs=rng.standard_normal).astype(dtype)
+    X = sp.random(
+        n,
+        d,
+        density=0.5,
+        format="csr",
+        random_state=seed,
+        data_rvs=rng.standard_normal,
+    ).astype(dtype)
     X = sp.vstack([X, sp.csr_matrix((1, d), dtype=dtype)], format="csr")
     y = rng.integers(0, K, X.shape[0]).astype(np.intp)
     sw = rng.uniform(0.5, 2.0, X.shape[0])
@@ -133,9 +143,25 @@ def _run_kernel(X, y, sw, W, b, M, mu, rng, fit_intercept, **kw):
     wm = make_weight_matrix(W, b, None)
     order = np.arange(X.shape[0], dtype=np.intp)
     status, obj, wsum, t, _, _ = kernel(
-        ds, wm, y, rng, order, M, mu, kw["surrogate"], kw["row_scale"],
-        kw["alpha"], kw["alpha_b"], 0, kw["eta"], kw["eta"], 0.5, 0,
-        kw.get("batch_size", 1), fit_intercept, True,
+        ds,
+        wm,
+        y,
+        rng,
+        order,
+        M,
+        mu,
+        kw["surrogate"],
+        kw["row_scale"],
+        kw["alpha"],
+        kw["alpha_b"],
+        0,
+        kw["eta"],
+        kw["eta"],
+        0.5,
+        0,
+        kw.get("batch_size", 1),
+        fit_intercept,
+        True,
     )
     assert status == 0
     return W, b, M, mu, obj, wsum, wm.sq_norm
@@ -146,27 +172,43 @@ def _run_kernel(X, y, sw, W, b, M, mu, rng, fit_intercept, **kw):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("surrogate", [True, False])
 @pytest.mark.parametrize("fit_intercept", [True, False])
-def test_full_rank_kernel_matches_reference(fmt, dtype, surrogate,
-                                            fit_intercept):
+def test_full_rank_kernel_matches_reference(
+    fmt, dtype, surrogate, fit_intercept
+):
     X, y, sw = _problem(fmt, dtype)
     K, D = 4, X.shape[1]
     d = K * (D + int(fit_intercept))
     rng = np.random.default_rng(5)
     W = (0.3 * rng.standard_normal((K, D))).astype(dtype)
-    b = (0.3 * rng.standard_normal(K) if fit_intercept
-         else np.zeros(K)).astype(dtype)
+    b = (
+        0.3 * rng.standard_normal(K) if fit_intercept else np.zeros(K)
+    ).astype(dtype)
     alpha = 0.05
     M = np.eye(d) / alpha
     mu = np.zeros(d)
-    kw = dict(surrogate=surrogate, row_scale=1.0 / sw.sum(), alpha=alpha,
-              alpha_b=alpha, eta=1.0 if surrogate else 0.2,
-              batch_size=1 if surrogate else 3)
+    kw = dict(
+        surrogate=surrogate,
+        row_scale=1.0 / sw.sum(),
+        alpha=alpha,
+        alpha_b=alpha,
+        eta=1.0 if surrogate else 0.2,
+        batch_size=1 if surrogate else 3,
+    )
     r1 = RandomState(7)
     r2 = clone_rng(r1)
     got = _run_kernel(X, y, sw, W, b, M, mu, r1, fit_intercept, **kw)
     ref = sbm_full_epoch_reference(
-        X, y, sw, W.astype(np.float64), b.astype(np.float64), M, mu, r2,
-        fit_intercept=fit_intercept, **kw)
+        X,
+        y,
+        sw,
+        W.astype(np.float64),
+        b.astype(np.float64),
+        M,
+        mu,
+        r2,
+        fit_intercept=fit_intercept,
+        **kw,
+    )
     tol = RTOL[dtype]
     assert_allclose(got[0], ref[0], rtol=tol, atol=tol)
     assert_allclose(got[1], ref[1], rtol=tol, atol=tol)
@@ -174,8 +216,9 @@ def test_full_rank_kernel_matches_reference(fmt, dtype, surrogate,
     assert_allclose(got[3], ref[3], rtol=tol, atol=tol)
     assert got[4] == pytest.approx(ref[4], rel=tol)
     assert got[5] == pytest.approx(ref[5])
-    assert got[6] == pytest.approx(float((got[0].astype(float) ** 2).sum()),
-                                   rel=1e-6)
+    assert got[6] == pytest.approx(
+        float((got[0].astype(float) ** 2).sum()), rel=1e-6
+    )
 
 
 @pytest.mark.kernel
@@ -191,9 +234,21 @@ def test_sherman_morrison_M_is_the_inverse_of_the_summed_sigma(fmt):
     alpha = 0.01
     row_scale = 1.0 / sw.sum()
     _, _, M, _, _, _, _ = _run_kernel(
-        X, y, sw, W, b, np.eye(d) / alpha, np.zeros(d), RandomState(0), True,
-        surrogate=True, row_scale=row_scale, alpha=alpha, alpha_b=alpha,
-        eta=0.0)
+        X,
+        y,
+        sw,
+        W,
+        b,
+        np.eye(d) / alpha,
+        np.zeros(d),
+        RandomState(0),
+        True,
+        surrogate=True,
+        row_scale=row_scale,
+        alpha=alpha,
+        alpha_b=alpha,
+        eta=0.0,
+    )
     Xd = X.toarray() if sp.issparse(X) else X
     sigma = alpha * np.eye(d)
     theta = np.column_stack([W, b]).ravel()
@@ -209,8 +264,13 @@ def test_sherman_morrison_M_is_the_inverse_of_the_summed_sigma(fmt):
 # ------------------------------------------------------------ estimator
 @pytest.fixture(scope="module")
 def problem():
-    X, y = make_classification(n_samples=300, n_features=6, n_informative=4,
-                               n_classes=3, random_state=0)
+    X, y = make_classification(
+        n_samples=300,
+        n_features=6,
+        n_informative=4,
+        n_classes=3,
+        random_state=0,
+    )
     return StandardScaler().fit_transform(X), y
 
 
@@ -224,11 +284,11 @@ def test_reaches_the_lbfgs_objective(problem):
     X, y = problem
     alpha = 0.02
     ref = _lbfgs_objective(X, y, alpha)
-    clf = StochasticBoundClassifier(alpha=alpha, max_iter=8, tol=None,
-                                    random_state=0).fit(X, y)
+    clf = StochasticBoundClassifier(
+        alpha=alpha, max_iter=8, tol=None, random_state=0
+    ).fit(X, y)
     # loss_curve_ is the exact penalised objective at each epoch's end
-    assert clf.loss_curve_[-1] == pytest.approx(clf.objective(X, y),
-                                                rel=1e-10)
+    assert clf.loss_curve_[-1] == pytest.approx(clf.objective(X, y), rel=1e-10)
     assert ref <= clf.loss_curve_[-1] < 1.01 * ref
     # the first pass already brings it from log K = 1.10 near the optimum
     assert clf.loss_curve_[0] < 1.1 * ref
@@ -236,9 +296,14 @@ def test_reaches_the_lbfgs_objective(problem):
 
 def test_paper_update_moves_downhill(problem):
     X, y = problem
-    clf = StochasticBoundClassifier(alpha=0.02, update="paper",
-                                    eta0=1.0 / len(y), max_iter=3, tol=None,
-                                    random_state=0).fit(X, y)
+    clf = StochasticBoundClassifier(
+        alpha=0.02,
+        update="paper",
+        eta0=1.0 / len(y),
+        max_iter=3,
+        tol=None,
+        random_state=0,
+    ).fit(X, y)
     assert clf.loss_curve_[-1] < np.log(3) * 0.8
 
 
@@ -246,20 +311,24 @@ def test_paper_update_moves_downhill(problem):
 def test_dense_and_csr_give_the_same_fit(problem, dtype):
     X, y = problem
     X = X.astype(dtype)
-    a = StochasticBoundClassifier(alpha=0.02, max_iter=2, tol=None,
-                                  random_state=3).fit(X, y)
-    b = StochasticBoundClassifier(alpha=0.02, max_iter=2, tol=None,
-                                  random_state=3).fit(sp.csr_matrix(X), y)
+    a = StochasticBoundClassifier(
+        alpha=0.02, max_iter=2, tol=None, random_state=3
+    ).fit(X, y)
+    b = StochasticBoundClassifier(
+        alpha=0.02, max_iter=2, tol=None, random_state=3
+    ).fit(sp.csr_matrix(X), y)
     assert a.coef_.dtype == dtype
     assert_allclose(a.coef_, b.coef_, rtol=RTOL[dtype], atol=RTOL[dtype])
-    assert_allclose(a.intercept_, b.intercept_, rtol=RTOL[dtype],
-                    atol=RTOL[dtype])
+    assert_allclose(
+        a.intercept_, b.intercept_, rtol=RTOL[dtype], atol=RTOL[dtype]
+    )
 
 
 def test_partial_fit_once_equals_one_epoch_of_fit(problem):
     X, y = problem
-    a = StochasticBoundClassifier(alpha=0.02, max_iter=1, tol=None,
-                                  random_state=1).fit(X, y)
+    a = StochasticBoundClassifier(
+        alpha=0.02, max_iter=1, tol=None, random_state=1
+    ).fit(X, y)
     b = StochasticBoundClassifier(alpha=0.02, random_state=1)
     with pytest.raises(ValueError, match="classes must be passed"):
         b.partial_fit(X, y)
@@ -276,8 +345,9 @@ def test_epochs_reweight_the_accumulated_bounds(problem):
     # after e epochs M^-1 - alpha I is the average of the passes' Sigma:
     # its trace stays of the order of one pass's, not e times it
     X, y = problem
-    clf = StochasticBoundClassifier(alpha=0.02, max_iter=1, tol=None,
-                                    random_state=0, warm_start=True)
+    clf = StochasticBoundClassifier(
+        alpha=0.02, max_iter=1, tol=None, random_state=0, warm_start=True
+    )
     traces = []
     for _ in range(4):
         clf.fit(X, y)
@@ -288,8 +358,9 @@ def test_epochs_reweight_the_accumulated_bounds(problem):
 
 def test_full_rank_refuses_an_M_larger_than_memory():
     n, D, K = 3000, 20000, 3000
-    X = sp.csr_matrix((np.ones(n), (np.arange(n), np.arange(n) % D)),
-                      shape=(n, D))
+    X = sp.csr_matrix(
+        (np.ones(n), (np.arange(n), np.arange(n) % D)), shape=(n, D)
+    )
     y = np.arange(n) % K
     clf = StochasticBoundClassifier()
     with pytest.raises(ValueError, match=r"8 d\^2 = .* GiB.*rank=") as exc:
@@ -304,8 +375,9 @@ def test_rejects_bad_parameters_and_reports_divergence(problem):
         StochasticBoundClassifier(alpha=0.0).fit(X, y)
     with pytest.raises(ValueError, match="update"):
         StochasticBoundClassifier(update="newton").fit(X, y)
-    clf = StochasticBoundClassifier(update="paper", eta0=1e300, max_iter=2,
-                                    tol=None, random_state=0)
+    clf = StochasticBoundClassifier(
+        update="paper", eta0=1e300, max_iter=2, tol=None, random_state=0
+    )
     with pytest.raises(DivergenceError, match="not finite"):
         clf.fit(X * 1e3, y)
     assert not hasattr(clf, "coef_")
@@ -316,10 +388,12 @@ def test_reproducible_and_input_untouched(problem):
     X0, y0 = X.copy(), y.copy()
     sw = np.linspace(0.5, 1.5, len(y))
     sw0 = sw.copy()
-    a = StochasticBoundClassifier(alpha=0.02, max_iter=2, tol=None,
-                                  random_state=4).fit(X, y, sample_weight=sw)
-    b = StochasticBoundClassifier(alpha=0.02, max_iter=2, tol=None,
-                                  random_state=4).fit(X, y, sample_weight=sw)
+    a = StochasticBoundClassifier(
+        alpha=0.02, max_iter=2, tol=None, random_state=4
+    ).fit(X, y, sample_weight=sw)
+    b = StochasticBoundClassifier(
+        alpha=0.02, max_iter=2, tol=None, random_state=4
+    ).fit(X, y, sample_weight=sw)
     assert_allclose(a.coef_, b.coef_, rtol=0, atol=0)
     np.testing.assert_array_equal(X, X0)
     np.testing.assert_array_equal(y, y0)
@@ -327,28 +401,42 @@ def test_reproducible_and_input_untouched(problem):
 
 
 # ------------------------------------------------------------ low rank
-from sksoftmax._bound_fast import (  # noqa: E402
-    sbm_lowrank_epoch32,
-    sbm_lowrank_epoch64,
-    woodbury_solve_py,
-)
-
-from _reference import sbm_lowrank_epoch_reference  # noqa: E402
 
 
-def _run_lowrank(X, y, sw, W, b, V, sig, Dg, mu, n_used, n_dir, rng,
-                 fit_intercept, **kw):
-    kernel = (sbm_lowrank_epoch64 if X.dtype == np.float64
-              else sbm_lowrank_epoch32)
+def _run_lowrank(
+    X, y, sw, W, b, V, sig, Dg, mu, n_used, n_dir, rng, fit_intercept, **kw
+):
+    kernel = (
+        sbm_lowrank_epoch64 if X.dtype == np.float64 else sbm_lowrank_epoch32
+    )
     W, b, V, sig, Dg, mu = (a.copy() for a in (W, b, V, sig, Dg, mu))
     ds = make_dataset(X, sw)
     wm = make_weight_matrix(W, b, None)
     order = np.arange(X.shape[0], dtype=np.intp)
     status, obj, wsum, t, n_used, _, _ = kernel(
-        ds, wm, y, rng, order, V, sig, Dg, mu, n_used, n_dir,
-        kw["surrogate"], kw["row_scale"], kw["alpha"], kw["alpha_b"], 0,
-        kw["eta"], kw["eta"], 0.5, 0, kw.get("batch_size", 1),
-        fit_intercept, True,
+        ds,
+        wm,
+        y,
+        rng,
+        order,
+        V,
+        sig,
+        Dg,
+        mu,
+        n_used,
+        n_dir,
+        kw["surrogate"],
+        kw["row_scale"],
+        kw["alpha"],
+        kw["alpha_b"],
+        0,
+        kw["eta"],
+        kw["eta"],
+        0.5,
+        0,
+        kw.get("batch_size", 1),
+        fit_intercept,
+        True,
     )
     assert status == 0
     return W, b, V, sig, Dg, mu, n_used, obj, wsum
@@ -370,23 +458,45 @@ def test_lowrank_kernel_matches_reference(fmt, dtype, surrogate):
     W = (0.3 * rng.standard_normal((K, D))).astype(dtype)
     b = (0.3 * rng.standard_normal(K)).astype(dtype)
     alpha, rank = 0.05, 3
-    state = (np.zeros((rank, d)), np.zeros(rank), np.full(d, alpha),
-             np.zeros(d), 0)
-    kw = dict(surrogate=surrogate, row_scale=1.0 / sw.sum(), alpha=alpha,
-              alpha_b=alpha, eta=1.0 if surrogate else 0.5,
-              batch_size=1 if surrogate else 2)
+    state = (
+        np.zeros((rank, d)),
+        np.zeros(rank),
+        np.full(d, alpha),
+        np.zeros(d),
+        0,
+    )
+    kw = dict(
+        surrogate=surrogate,
+        row_scale=1.0 / sw.sum(),
+        alpha=alpha,
+        alpha_b=alpha,
+        eta=1.0 if surrogate else 0.5,
+        batch_size=1 if surrogate else 2,
+    )
     for n_dir in (1, 2):
         r1 = RandomState(11)
         r2 = clone_rng(r1)
         got = _run_lowrank(X, y, sw, W, b, *state, n_dir, r1, True, **kw)
         ref = sbm_lowrank_epoch_reference(
-            X, y, sw, W.astype(np.float64), b.astype(np.float64), *state,
-            r2, fit_intercept=True, n_directions=n_dir, **kw)
+            X,
+            y,
+            sw,
+            W.astype(np.float64),
+            b.astype(np.float64),
+            *state,
+            r2,
+            fit_intercept=True,
+            n_directions=n_dir,
+            **kw,
+        )
         tol = RTOL[dtype]
         assert got[6] == ref[6] == rank
-        assert_allclose(_sigma_hat(*got[2:5], got[6]),
-                        _sigma_hat(*ref[2:5], ref[6]), rtol=tol,
-                        atol=tol * 1e-2)
+        assert_allclose(
+            _sigma_hat(*got[2:5], got[6]),
+            _sigma_hat(*ref[2:5], ref[6]),
+            rtol=tol,
+            atol=tol * 1e-2,
+        )
         assert_allclose(got[0], ref[0], rtol=tol, atol=tol)
         assert_allclose(got[1], ref[1], rtol=tol, atol=tol)
         assert_allclose(got[5], ref[5], rtol=tol, atol=tol)
@@ -408,10 +518,25 @@ def test_lowrank_sigma_stays_an_upper_bound(n_dir):
     alpha, rank = 0.01, 3
     row_scale = 1.0 / sw.sum()
     got = _run_lowrank(
-        X, y, sw, W, b, np.zeros((rank, d)), np.zeros(rank),
-        np.full(d, alpha), np.zeros(d), 0, n_dir, RandomState(0), True,
-        surrogate=True, row_scale=row_scale, alpha=alpha, alpha_b=alpha,
-        eta=0.0)
+        X,
+        y,
+        sw,
+        W,
+        b,
+        np.zeros((rank, d)),
+        np.zeros(rank),
+        np.full(d, alpha),
+        np.zeros(d),
+        0,
+        n_dir,
+        RandomState(0),
+        True,
+        surrogate=True,
+        row_scale=row_scale,
+        alpha=alpha,
+        alpha_b=alpha,
+        eta=0.0,
+    )
     Xd = X.toarray()
     exact = alpha * np.eye(d)
     theta = np.column_stack([W, b]).ravel()
@@ -444,9 +569,15 @@ def test_woodbury_solve_equals_a_dense_solve(m):
 def test_lowrank_fit_descends_with_the_papers_tuned_step(problem):
     X, y = problem
     ref = _lbfgs_objective(X, y, 0.02)
-    clf = StochasticBoundClassifier(rank=2, alpha=0.02, update="paper",
-                                    eta0=3.0 / len(y), max_iter=5,
-                                    tol=None, random_state=0).fit(X, y)
+    clf = StochasticBoundClassifier(
+        rank=2,
+        alpha=0.02,
+        update="paper",
+        eta0=3.0 / len(y),
+        max_iter=5,
+        tol=None,
+        random_state=0,
+    ).fit(X, y)
     assert clf._V.shape == (2, 3 * 7)
     assert np.all(np.diff(clf.loss_curve_) < 0)
     assert clf.loss_curve_[0] < np.log(3)
