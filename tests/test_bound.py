@@ -450,13 +450,18 @@ def _sigma_hat(V, sig, Dg, n_used):
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("surrogate", [True, False])
-def test_lowrank_kernel_matches_reference(fmt, dtype, surrogate):
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_lowrank_kernel_matches_reference(
+    fmt, dtype, surrogate, fit_intercept
+):
     X, y, sw = _problem(fmt, dtype)
     K, D = 4, X.shape[1]
-    d = K * (D + 1)
+    d = K * (D + int(fit_intercept))
     rng = np.random.default_rng(5)
     W = (0.3 * rng.standard_normal((K, D))).astype(dtype)
-    b = (0.3 * rng.standard_normal(K)).astype(dtype)
+    b = (
+        0.3 * rng.standard_normal(K) if fit_intercept else np.zeros(K)
+    ).astype(dtype)
     alpha, rank = 0.05, 3
     state = (
         np.zeros((rank, d)),
@@ -476,7 +481,9 @@ def test_lowrank_kernel_matches_reference(fmt, dtype, surrogate):
     for n_dir in (1, 2):
         r1 = RandomState(11)
         r2 = clone_rng(r1)
-        got = _run_lowrank(X, y, sw, W, b, *state, n_dir, r1, True, **kw)
+        got = _run_lowrank(
+            X, y, sw, W, b, *state, n_dir, r1, fit_intercept, **kw
+        )
         ref = sbm_lowrank_epoch_reference(
             X,
             y,
@@ -485,7 +492,7 @@ def test_lowrank_kernel_matches_reference(fmt, dtype, surrogate):
             b.astype(np.float64),
             *state,
             r2,
-            fit_intercept=True,
+            fit_intercept=fit_intercept,
             n_directions=n_dir,
             **kw,
         )
