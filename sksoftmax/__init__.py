@@ -9,6 +9,7 @@ from ._augment_reduce import (
     ARProbitClassifier,
     ARSoftmaxClassifier,
 )
+from ._bound import StochasticBoundClassifier
 from ._implicit import ImplicitSGDClassifier
 from ._sampled import SampledSoftmaxClassifier
 from ._scent import SCENTClassifier
@@ -24,6 +25,7 @@ __all__ = [
     "ImplicitSGDClassifier",
     "SampledSoftmaxClassifier",
     "SCENTClassifier",
+    "StochasticBoundClassifier",
     "UMaxSoftmaxClassifier",
     "DivergenceError",
     "__version__",

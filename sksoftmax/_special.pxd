@@ -1,5 +1,5 @@
 # Numerically safe special functions for the kernels, all inline and nogil.
-from libc.math cimport exp, log, log1p, fabs, isnan, erfc, INFINITY
+from libc.math cimport exp, log, log1p, fabs, isnan, erfc, tanh, INFINITY
 
 
 cdef inline double log1pexp(double x) noexcept nogil:
@@ -126,9 +126,30 @@ cdef inline double log_sigmoid(double x) noexcept nogil:
 
 
 cdef inline double sigmoid(double x) noexcept nogil:
-    """1 / (1 + e^-x) without overflow for any x."""
+    """1 / (1 + e^-x) for any x (0 at -inf, 1 at +inf), no overflow."""
     cdef double e
     if x >= 0.0:
         return 1.0 / (1.0 + exp(-x))
     e = exp(x)
     return e / (1.0 + e)
+
+
+cdef inline double bound_beta(double r) noexcept nogil:
+    """tanh(r / 2) / (2 r), the curvature weight of Jebara's bound.
+
+    Choromanska & Jebara (2013), Alg. 1, with r = log(alpha / z): even in r,
+    1/4 at r = 0 (the series 1/4 (1 - r^2/12 + r^4/120 - 17 r^6/20160)
+    below |r| = 0.05, where the quotient would lose digits), 1 / (2 |r|) for
+    large |r| and 0 at r = +-inf (the first term of the enumeration).
+    """
+    cdef double r2
+    if isnan(r):
+        return r
+    r = fabs(r)
+    if r == INFINITY:
+        return 0.0
+    if r < 0.05:
+        r2 = r * r
+        return 0.25 * (1.0 - r2 / 12.0 * (1.0 - r2 / 10.0
+                                         * (1.0 - r2 * 17.0 / 168.0)))
+    return tanh(0.5 * r) / (2.0 * r)

@@ -9,6 +9,7 @@ from sksoftmax import (
     ImplicitSGDClassifier,
     SampledSoftmaxClassifier,
     SCENTClassifier,
+    StochasticBoundClassifier,
     UMaxSoftmaxClassifier,
 )
 
@@ -32,6 +33,13 @@ ESTIMATORS = [
     ARSoftmaxClassifier(learning_rate="constant", eta0=0.1, random_state=0),
     ARProbitClassifier(random_state=0),
     ARLogisticClassifier(random_state=0),
+    StochasticBoundClassifier(random_state=0),
+    StochasticBoundClassifier(
+        update="paper", eta0=0.01, fit_intercept=False, random_state=0
+    ),
+    StochasticBoundClassifier(
+        rank=2, update="paper", eta0=0.05, random_state=0
+    ),
 ]
 
 # Each entry: check name -> one-line reason it is expected to fail.

@@ -1,0 +1,393 @@
+"""Stochastic bound majorization (Choromanska & Jebara 2013)."""
+
+import os
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+from threadpoolctl import threadpool_limits
+
+from ._base import BaseSoftmaxClassifier
+from ._bound_fast import (
+    sbm_full_epoch32,
+    sbm_full_epoch64,
+    sbm_lowrank_epoch32,
+    sbm_lowrank_epoch64,
+)
+from ._sgd_schedule import SCHEDULES
+
+
+def _available_memory():
+    """Bytes of memory the process may still use (MemAvailable on Linux)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return np.inf
+
+
+def _gib(n_bytes):
+    return f"{n_bytes / 2**30:,.1f} GiB"
+
+
+class StochasticBoundClassifier(BaseSoftmaxClassifier):
+    """Softmax regression by stochastic bound majorization.
+
+    Minimises the mean log-loss of a linear softmax model plus
+    ``alpha / 2 * ||coef_||_F^2`` with the quadratic upper bound of the
+    partition function of Choromanska & Jebara (2013, Alg. 1, Theorem 1):
+    at the current parameters theta~ = vec(W, b), each row's
+    ``log Z(theta)`` is bounded above by ``log z + dt' g + dt' Sigma dt / 2``
+    (dt = theta - theta~) for *every* theta, a globally valid curvature
+    (not the Hessian). The rows' Sigma are accumulated into
+    ``M = (alpha I + sum Sigma)^-1`` by Sherman-Morrison updates (Alg. 2)
+    and theta steps along ``M mu``.
+
+    With softmax features f(c) = e_c (x) (x, 1) the bound of a row lives in
+    the K class coordinates (Sigma_row = S (x) x~ x~'), so one row costs
+    O(K^3 + d K nnz + K d^2) with d = n_classes * (n_features + 1): the
+    rank-K update of the dense d x d matrix M dominates, against
+    O(K d^2) dense rank-one updates plus O(K^2 d nnz) of products when
+    the K Sherman-Morrison steps are done on the d-dimensional vectors.
+    M takes 8 d^2 bytes; ``fit`` refuses, before allocating it, a problem
+    whose M would not fit in the available memory.
+
+    With ``rank=k`` the accumulated curvature is kept instead as
+    ``V' diag(sig) V + diag(D)`` (Sec. 3.2): V (k x d) orthonormal rows,
+    sig >= 0, D > 0 diagonal, in O(k d) memory, and every step solves with
+    it by the Woodbury identity. The paper leaves the update out; the one
+    here keeps ``V' diag(sig) V + diag(D)`` an upper bound (in the PSD
+    order) of the exact ``alpha I + sum Sigma_i`` after every row:
+
+    1. of the row's rank-one terms beta_j l_j l_j' (Alg. 1), the largest
+       (by beta_j ||l_j||^2) is kept as a direction q; each other one is
+       replaced by ``beta_j ||l_j||_1 diag(|l_j|)``, which dominates it
+       (``v v' <= ||v||_1 diag(|v|)``: the difference is diagonally
+       dominant);
+    2. q's residual against V joins the basis; the (m+1) x (m+1) core
+       ``diag(sig) + c c'`` (c = (V q, ||residual||)) is eigendecomposed
+       exactly, the top k components are kept, and the smallest one, a
+       vector w of R^d, is replaced by ``||w||_1 diag(|w|)`` >= w w'.
+
+    Each step replaces a PSD term by a larger one, so the bound holds for
+    the accumulated sum and the majorization stays valid, only looser. Per
+    row it costs O(K^2 + k K nnz) for the bound and O(k^2 d + k^3) for the
+    basis update and the Woodbury solve, linear in d. The diagonal bounds
+    are loose (by up to the number of entries of the vector they replace),
+    so with the default update the low-rank fit moves little; like the
+    paper's low-rank runs, use ``update='paper'`` with a tuned ``eta0``
+    (a few tens over n_samples on digits and Bibtex).
+
+    Parameters
+    ----------
+    rank : int or None, default=None
+        None: full rank, the dense M (Alg. 2). k: the low-rank form above.
+    n_directions : int, default=1
+        With ``rank=k``: how many of a row's K rank-one terms (the largest)
+        enter the basis as directions (step 2); the others are bounded by
+        the diagonal (step 1). More directions give a tighter bound at
+        ``n_directions`` times the O(k^2 d) cost per row.
+    alpha : float, default=1e-4
+        L2 penalty on ``coef_`` (mean-loss scale: ``LogisticRegression``'s
+        ``C = 1 / (alpha * n_samples)``). Must be positive: M starts as
+        ``I / alpha`` (Alg. 2's M = I / lambda).
+    eta0 : float, default=1.0
+        Step size eta of ``theta -= eta * phi``. With the default
+        ``update='surrogate'`` eta = 1 moves theta to the minimiser of the
+        accumulated bounds; with ``update='paper'`` the paper's choice is
+        ``1 / n_samples`` (its eta = 1/t).
+    batch_size : int, default=1
+        Rows whose bounds are accumulated between two steps of theta (the
+        paper's m; it always uses m = 1).
+    update : {'surrogate', 'paper'}, default='surrogate'
+        'paper': Alg. 2 as printed: mu sums the rows' gradients
+        g_i - f_i(y_i) + alpha theta (each at the theta of its visit),
+        phi = M mu and ``theta -= eta phi`` after every row. 'surrogate':
+        each row's bound is kept anchored where it was built, mu sums
+        g_i - f_i(y_i) - Sigma_i theta_i, and phi = theta + M mu, so that
+        ``theta - phi`` minimises the sum of the visited rows' bounds plus
+        the penalty (a stochastic majorization-minimization step). The
+        printed update carries the gradients of every earlier iterate in
+        mu, which keeps theta moving after the gradient has vanished; see
+        Notes.
+    learning_rate : {'constant', 'exponential', 'invscaling'}, \
+            default='constant'
+        Schedule of eta: 'constant' (the paper's), 'exponential'
+        (``eta0 * decay**epoch``) or 'invscaling' (``eta0 / t**power_t``).
+    decay : float, default=0.9
+        Per-epoch factor of the 'exponential' schedule.
+    power_t : float, default=0.5
+        Exponent of the 'invscaling' schedule.
+    fit_intercept : bool, default=True
+        Learn unpenalised class intercepts. Their curvature in M starts at
+        ``alpha`` as well; with ``update='surrogate'`` that start is a
+        proximal term ``alpha/2 ||b - b_current||^2`` that follows b, so it
+        does not bias the intercepts.
+    max_iter : int, default=10
+        Epochs over the training data in ``fit``.
+    tol : float or None, default=1e-4
+        Stop when the training objective (``loss_curve_``) has not improved
+        by ``tol`` for ``n_iter_no_change`` epochs. None: run ``max_iter``.
+    shuffle : bool, default=True
+        Visit rows in a new random order each epoch.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the row order.
+    warm_start : bool, default=False
+        Continue ``fit`` from the previous coefficients, M and mu.
+    verbose : int, default=0
+        Print one line per epoch.
+    early_stopping : bool, default=False
+        Hold out a stratified ``validation_fraction`` of the rows and stop on
+        their exact log-loss.
+    validation_fraction : float, default=0.1
+        Share of rows held out by ``early_stopping``.
+    n_iter_no_change : int, default=5
+        Epochs without improvement before stopping.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    coef_ : ndarray of shape (n_classes, n_features)
+        One weight row per class, dtype of the training data.
+    intercept_ : ndarray of shape (n_classes,)
+        Class intercepts (zeros if ``fit_intercept=False``).
+    n_iter_ : int
+        Epochs run by the last ``fit`` (1 after ``partial_fit``).
+    t_ : int
+        Rows processed since the model was created.
+    loss_curve_ : list of float
+        Per epoch, the *exact* penalised training objective (weighted mean
+        log-loss + ``alpha/2 ||coef_||^2``) at the epoch's end: one pass of
+        O(n K nnz), negligible beside the epoch's O(n K d^2).
+    validation_loss_ : list of float
+        Exact validation log-loss per epoch (``early_stopping`` only).
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Feature names, when X has string column names.
+
+    Notes
+    -----
+    Accumulators. M and mu (and their weights) live on the estimator and
+    carry over across epochs, warm starts and ``partial_fit`` calls. They
+    are in the mean-loss scale: a row of weight s_i in a pass over data of
+    total weight W adds s_i / W of its Sigma to M^-1 and of its gradient to
+    mu. Epoch e (counting ``partial_fit`` calls) enters with weight 1/e and
+    first re-weights what is accumulated by (e-1)/e, so that M^-1 - alpha I
+    and mu are the average over epochs of the passes' bounds and the
+    penalty keeps its weight; the re-weighting costs two d x d inversions
+    per epoch.
+
+    The printed Alg. 2 (``update='paper'``, eta = 1/t) adds up, over one
+    pass, to about one batch majorization step (Eq. 2) from where the pass
+    began, and its mu keeps every past gradient; the default anchors each
+    bound at its own theta~ (the Sigma_i theta~_i term the printed update
+    drops when theta moves within the pass), which makes ``theta - phi``
+    the minimiser of a sum of upper bounds of the visited rows' losses.
+
+    References
+    ----------
+    A. Choromanska, T. Jebara, "Stochastic Bound Majorization",
+    arXiv:1309.5605, 2013.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sksoftmax import StochasticBoundClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = StochasticBoundClassifier(alpha=1e-3, random_state=0).fit(X, y)
+    >>> clf.predict_proba(X[:1]).shape
+    (1, 3)
+    >>> bool(clf.score(X, y) > 0.9)
+    True
+    """
+
+    _parameter_constraints: dict = {
+        **BaseSoftmaxClassifier._parameter_constraints,
+        "rank": [Interval(Integral, 1, None, closed="left"), None],
+        "n_directions": [Interval(Integral, 1, None, closed="left")],
+        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "update": [StrOptions({"surrogate", "paper"})],
+    }
+
+    def __init__(
+        self,
+        rank=None,
+        *,
+        n_directions=1,
+        alpha=1e-4,
+        eta0=1.0,
+        batch_size=1,
+        update="surrogate",
+        learning_rate="constant",
+        decay=0.9,
+        power_t=0.5,
+        fit_intercept=True,
+        max_iter=10,
+        tol=1e-4,
+        shuffle=True,
+        random_state=None,
+        warm_start=False,
+        verbose=0,
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=5,
+    ):
+        self.rank = rank
+        self.n_directions = n_directions
+        self.alpha = alpha
+        self.eta0 = eta0
+        self.batch_size = batch_size
+        self.update = update
+        self.learning_rate = learning_rate
+        self.decay = decay
+        self.power_t = power_t
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.tol = tol
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.warm_start = warm_start
+        self.verbose = verbose
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+
+    # ----------------------------------------------------------- state
+    def _n_params(self, n_features):
+        return self.classes_.shape[0] * (n_features + int(self.fit_intercept))
+
+    def _prior(self, n_features):
+        """Diagonal of M^-1 before any row: alpha (W) and alpha (b)."""
+        d_plus = n_features + int(self.fit_intercept)
+        return np.full(self.classes_.shape[0] * d_plus, float(self.alpha))
+
+    def _init_state(self, n_features, dtype):
+        d = self._n_params(n_features)
+        available = _available_memory()
+        if self.rank is not None:
+            need = 8 * d * (2 * self.rank + 6)
+            if need > available:
+                raise ValueError(
+                    f"StochasticBoundClassifier(rank={self.rank}) needs "
+                    f"{_gib(need)} for V and its work arrays over d = "
+                    f"{d:,} parameters, more than the {_gib(available)} "
+                    "of memory available; lower rank."
+                )
+            super()._init_state(n_features, dtype)
+            self._V = np.zeros((self.rank, d))
+            self._sig = np.zeros(self.rank)
+            self._Dg = self._prior(n_features)
+            self._n_used = 0
+            self._mu = np.zeros(d)
+            return
+        # M, plus two d x d temporaries of the per-epoch re-weighting
+        need = 3 * 8 * d * d
+        if need > available:
+            raise ValueError(
+                f"StochasticBoundClassifier(rank=None) keeps the dense "
+                f"matrix M = Sigma^-1 over d = n_classes * (n_features + "
+                f"{int(self.fit_intercept)}) = {d:,} parameters: "
+                f"8 d^2 = {_gib(8 * d * d)} for M ({_gib(need)} with the "
+                f"per-epoch temporaries), more than the {_gib(available)} "
+                "of memory available. Use the low-rank form, e.g. "
+                "rank=20, whose memory is O(rank * d)."
+            )
+        super()._init_state(n_features, dtype)
+        self._M = np.diag(1.0 / self._prior(n_features))
+        self._mu = np.zeros(d)
+
+    def _reweight(self, keep):
+        """Scale the accumulated bounds by ``keep``, the prior unchanged."""
+        prior = self._prior(self.coef_.shape[1])
+        if self.rank is None:
+            sigma = np.linalg.inv(self._M)
+            sigma *= keep
+            sigma[np.diag_indices_from(sigma)] += (1.0 - keep) * prior
+            M = np.linalg.inv(sigma)
+            self._M = np.ascontiguousarray(0.5 * (M + M.T))
+        else:
+            self._sig *= keep
+            self._Dg = prior + keep * (self._Dg - prior)
+        if self.update == "surrogate" and self.fit_intercept:
+            # the intercepts' proximal term is not a bound: not re-weighted
+            d_plus = self.coef_.shape[1] + 1
+            ib = np.arange(self.classes_.shape[0]) * d_plus + d_plus - 1
+            prox = -float(self.alpha) * self.intercept_.astype(np.float64)
+            self._mu = keep * self._mu
+            self._mu[ib] += (1.0 - keep) * prox
+        else:
+            self._mu = keep * self._mu
+
+    def _run_epoch(
+        self, dataset, weights, y_enc, row_state, order, eta_epoch, t, first
+    ):
+        epoch = self._n_epochs + 1
+        if epoch > 1:
+            self._reweight((epoch - 1) / epoch)
+        total = float(dataset.weights.sum())
+        common = dict(
+            surrogate=self.update == "surrogate",
+            row_scale=1.0 / (epoch * total),
+            alpha=float(self.alpha),
+            alpha_b=float(self.alpha),
+            schedule=SCHEDULES[self.learning_rate].code,
+            eta_epoch=eta_epoch,
+            eta0=self.eta0,
+            power_t=self.power_t,
+            t=t,
+            batch_size=self.batch_size,
+            fit_intercept=self.fit_intercept,
+            shuffle=self.shuffle,
+        )
+        f64 = self.coef_.dtype == np.float64
+        # one BLAS thread: a rank-K update per row is too small to share,
+        # and threads waiting on a busy machine cost 10x (measured)
+        with threadpool_limits(limits=1, user_api="blas"):
+            if self.rank is None:
+                kernel = sbm_full_epoch64 if f64 else sbm_full_epoch32
+                status, obj_sum, weight_sum, t, row, value = kernel(
+                    dataset,
+                    weights,
+                    y_enc,
+                    self._rng,
+                    order,
+                    self._M,
+                    self._mu,
+                    **common,
+                )
+            else:
+                kernel = sbm_lowrank_epoch64 if f64 else sbm_lowrank_epoch32
+                result = kernel(
+                    dataset,
+                    weights,
+                    y_enc,
+                    self._rng,
+                    order,
+                    self._V,
+                    self._sig,
+                    self._Dg,
+                    self._mu,
+                    self._n_used,
+                    self.n_directions,
+                    **common,
+                )
+                status, obj_sum, weight_sum, t, self._n_used, row, value = (
+                    result
+                )
+        if status != 0:
+            self._raise_divergence("theta is not finite", row, value)
+        return obj_sum, weight_sum, t
+
+    def _divergence_hint(self):
+        if self.update == "paper":
+            return ", or use update='surrogate'"
+        return ""
