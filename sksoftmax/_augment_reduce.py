@@ -379,15 +379,12 @@ class _NoiseModelClassifier(_BaseAugmentReduce):
         log_proba : ndarray of shape (n_samples, n_classes)
             Columns follow ``classes_``.
         """
-        X = self._validate_X_predict(X)
-        out = np.empty(
-            (X.shape[0], self.classes_.shape[0]),
-            dtype=np.result_type(X.dtype, self.coef_.dtype),
+        return super().predict_log_proba(X)
+
+    def _log_proba_block(self, scores):
+        return noise_log_proba(
+            scores.astype(np.float64, copy=False), self._noise
         )
-        for rows in self._blocks(X.shape[0]):
-            scores = self._scores(X[rows]).astype(np.float64, copy=False)
-            out[rows] = noise_log_proba(scores, self._noise)
-        return out
 
     def predict_proba(self, X):
         """Exact class probabilities of the noise model (eq. 5).
@@ -406,24 +403,7 @@ class _NoiseModelClassifier(_BaseAugmentReduce):
         proba : ndarray of shape (n_samples, n_classes)
             Rows sum to one; columns follow ``classes_``.
         """
-        out = self.predict_log_proba(X)
-        np.exp(out, out=out)
-        return out
-
-    def _log_loss(self, X, y_enc, sample_weight=None):
-        total, wsum = 0.0, 0.0
-        for rows in self._blocks(X.shape[0]):
-            scores = self._scores(X[rows]).astype(np.float64, copy=False)
-            logp = noise_log_proba(scores, self._noise)
-            nll = -logp[np.arange(logp.shape[0]), y_enc[rows]]
-            w = (
-                np.ones(logp.shape[0])
-                if sample_weight is None
-                else sample_weight[rows]
-            )
-            total += float(nll @ w)
-            wsum += float(w.sum())
-        return total / wsum
+        return super().predict_proba(X)
 
     def log_loss(self, X, y, sample_weight=None):
         """Exact mean log-loss of the noise model on (X, y) (eq. 5).
@@ -442,14 +422,9 @@ class _NoiseModelClassifier(_BaseAugmentReduce):
         """
         return super().log_loss(X, y, sample_weight)
 
-    def _blocks(self, n_samples):
-        # the quadrature holds a few (rows, grid, K) arrays: smaller blocks
-        from sklearn.utils import gen_batches
-        from sklearn.utils._chunking import get_chunk_n_rows
-
-        row_bytes = 4 * 400 * self.classes_.shape[0] * 8
-        chunk = get_chunk_n_rows(row_bytes=row_bytes, max_n_rows=n_samples)
-        return gen_batches(n_samples, max(chunk, 1))
+    def _block_row_bytes(self):
+        # the quadrature holds a few (rows, grid, K) float64 arrays
+        return 4 * 400 * self.classes_.shape[0] * 8
 
 
 @_fill_doc

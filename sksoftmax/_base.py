@@ -419,10 +419,15 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
 
     # ----------------------------------------------------------- predict
     def _blocks(self, n_samples):
-        """Row blocks whose (rows, K) temporaries fit in working_memory."""
-        row_bytes = 3 * self.classes_.shape[0] * self.coef_.dtype.itemsize
-        chunk = get_chunk_n_rows(row_bytes=row_bytes, max_n_rows=n_samples)
+        """Row blocks whose temporaries fit in working_memory."""
+        chunk = get_chunk_n_rows(
+            row_bytes=self._block_row_bytes(), max_n_rows=n_samples
+        )
         return gen_batches(n_samples, max(chunk, 1))
+
+    def _block_row_bytes(self):
+        """Bytes of prediction temporaries per row: a few (rows, K)."""
+        return 3 * self.classes_.shape[0] * self.coef_.dtype.itemsize
 
     def _scores(self, X_block):
         scores = X_block @ self.coef_.T
@@ -487,10 +492,18 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             dtype=np.result_type(X.dtype, self.coef_.dtype),
         )
         for rows in self._blocks(X.shape[0]):
-            s = self._scores(X[rows])
-            s -= logsumexp(s, axis=1, keepdims=True)
-            out[rows] = s
+            out[rows] = self._log_proba_block(self._scores(X[rows]))
         return out
+
+    def _log_proba_block(self, scores):
+        """Log-probabilities of every class from a block of scores.
+
+        The softmax here (``scores`` is overwritten); models with another
+        link (A&R probit and logistic, eq. 5) override this one method and
+        ``predict_log_proba``, ``predict_proba`` and ``log_loss`` follow.
+        """
+        scores -= logsumexp(scores, axis=1, keepdims=True)
+        return scores
 
     def predict_proba(self, X):
         """Exact class probabilities (full softmax over all classes).
@@ -530,7 +543,8 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         total, wsum = 0.0, 0.0
         for rows in self._blocks(X.shape[0]):
             s = self._scores(X[rows]).astype(np.float64, copy=False)
-            nll = logsumexp(s, axis=1) - s[np.arange(s.shape[0]), y_enc[rows]]
+            logp = self._log_proba_block(s)
+            nll = -logp[np.arange(s.shape[0]), y_enc[rows]]
             w = (
                 np.ones(s.shape[0])
                 if sample_weight is None
