@@ -3,6 +3,7 @@ import numpy as np
 
 
 def _apply(fun_code, x):
+    # one loop for every elementwise wrapper below, selected by code
     arr = np.ascontiguousarray(x, dtype=np.float64)
     flat = arr.reshape(-1)
     out = np.empty_like(flat)
@@ -14,8 +15,14 @@ def _apply(fun_code, x):
         for i in range(xv.shape[0]):
             if code == 0:
                 ov[i] = log1pexp(xv[i])
-            else:
+            elif code == 1:
                 ov[i] = wright_omega(xv[i])
+            elif code == 2:
+                ov[i] = log_ndtr(xv[i])
+            elif code == 3:
+                ov[i] = ndtr_mills(xv[i])
+            else:
+                ov[i] = log_sigmoid(xv[i])
     return out.reshape(arr.shape)
 
 
@@ -91,25 +98,6 @@ def logsumexp_rows(a):
     return out
 
 
-def _apply_noise(fun_code, x):
-    arr = np.ascontiguousarray(x, dtype=np.float64)
-    flat = arr.reshape(-1)
-    out = np.empty_like(flat)
-    cdef const double[::1] xv = flat
-    cdef double[::1] ov = out
-    cdef Py_ssize_t i
-    cdef int code = fun_code
-    with nogil:
-        for i in range(xv.shape[0]):
-            if code == 0:
-                ov[i] = log_ndtr(xv[i])
-            elif code == 1:
-                ov[i] = ndtr_mills(xv[i])
-            else:
-                ov[i] = log_sigmoid(xv[i])
-    return out.reshape(arr.shape)
-
-
 def log_ndtr_array(x):
     """log Phi(x) of the standard normal elementwise, accurate in the tails.
 
@@ -129,7 +117,7 @@ def log_ndtr_array(x):
     >>> bool(log_ndtr_array(-40.0) < -800)
     True
     """
-    return _apply_noise(0, x)
+    return _apply(2, x)
 
 
 def ndtr_mills_array(x):
@@ -149,7 +137,7 @@ def ndtr_mills_array(x):
     >>> round(float(ndtr_mills_array(0.0)), 6)
     0.797885
     """
-    return _apply_noise(1, x)
+    return _apply(3, x)
 
 
 def log_sigmoid_array(x):
@@ -169,4 +157,4 @@ def log_sigmoid_array(x):
     >>> log_sigmoid_array([-1000.0]).tolist()
     [-1000.0]
     """
-    return _apply_noise(2, x)
+    return _apply(4, x)
