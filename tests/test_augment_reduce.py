@@ -29,6 +29,7 @@ from _reference import (
     ar_epoch_reference,
     ar_noise,
     clone_rng,
+    random_problem,
     softmax_ar_bound,
 )
 
@@ -39,23 +40,8 @@ ESTIMATORS = [ARSoftmaxClassifier, ARProbitClassifier, ARLogisticClassifier]
 
 
 def _problem(fmt, dtype, n=41, d=10, K=7, density=0.4, seed=0):
-    rng = np.random.default_rng(seed)
-    X = sp.random(
-        n - 1,
-        d,
-        density=density,
-        format="csr",
-        random_state=seed,
-        data_rvs=rng.standard_normal,
-    ).astype(dtype)
-    # one empty row: kernels must cope with nnz == 0
-    X = sp.vstack([X, sp.csr_matrix((1, d), dtype=dtype)], format="csr")
-    y = rng.integers(0, K, n).astype(np.intp)
-    sw = rng.uniform(0.5, 2.0, n)
-    sw[3] = 0.0
-    if fmt == "dense":
-        X = np.ascontiguousarray(X.toarray())
-    return X, y, sw
+    # n rows, the last of them empty
+    return random_problem(fmt, dtype, n - 1, d, K, density, seed)
 
 
 def _run_kernel(ds, wm, y, local, rng, order, *, model, batch, m, init,
