@@ -230,7 +230,7 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
         if getattr(self, "_adapt", None) is None or (
             self._adapt.shape[0] != size
         ):
-            self._adapt = np.zeros((size, 2))
+            self._adapt = np.full(size, -1.0)
         return self._adapt
 
     def _run_epoch(
@@ -241,7 +241,7 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
         adapt = (
             self._adaptive_state()
             if self.learning_rate == "adaptive"
-            else np.zeros((1, 2))
+            else np.zeros(1)
         )
         status, obj_sum, weight_sum, t, n_steps, row, value = kernel(
             dataset,

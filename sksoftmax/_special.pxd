@@ -113,11 +113,29 @@ cdef inline double ndtr_mills(double x) noexcept nogil:
     """phi(x) / Phi(x) = d/dx log Phi(x), the inverse Mills ratio at -x.
 
     Grows like -x in the lower tail; computed there from the series, never
-    as a ratio of two underflowing numbers.
+    as a ratio of two underflowing numbers. Above -20 both phi (>= e^-200)
+    and Phi (>= 3e-89) are normal numbers with full relative accuracy.
     """
     if x <= -20.0:
         return -x / _mills_series(x)
-    return exp(-0.5 * x * x - 0.9189385332046728 - log_ndtr(x))
+    return (0.3989422804014327 * exp(-0.5 * x * x)
+            / (0.5 * erfc(-x * 0.7071067811865476)))
+
+
+cdef inline double log_ndtr_mills(double x, double* mills) noexcept nogil:
+    """log_ndtr(x), with ndtr_mills(x) in ``mills``: one erfc for both."""
+    cdef double phi_x, tail
+    if x <= -20.0:
+        mills[0] = -x / _mills_series(x)
+        return log_ndtr(x)
+    phi_x = 0.3989422804014327 * exp(-0.5 * x * x)
+    if x >= 0.0:
+        tail = 0.5 * erfc(x * 0.7071067811865476)     # 1 - Phi
+        mills[0] = phi_x / (1.0 - tail)
+        return log1p(-tail)
+    tail = 0.5 * erfc(-x * 0.7071067811865476)        # Phi
+    mills[0] = phi_x / tail
+    return log(tail)
 
 
 cdef inline double log_sigmoid(double x) noexcept nogil:

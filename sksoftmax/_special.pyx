@@ -11,6 +11,7 @@ def _apply(fun_code, x):
     cdef double[::1] ov = out
     cdef Py_ssize_t i
     cdef int code = fun_code
+    cdef double mills
     with nogil:
         for i in range(xv.shape[0]):
             if code == 0:
@@ -21,6 +22,10 @@ def _apply(fun_code, x):
                 ov[i] = log_ndtr(xv[i])
             elif code == 3:
                 ov[i] = ndtr_mills(xv[i])
+            elif code == 5:
+                ov[i] = log_ndtr_mills(xv[i], &mills)
+            elif code == 6:
+                log_ndtr_mills(xv[i], &ov[i])
             else:
                 ov[i] = log_sigmoid(xv[i])
     return out.reshape(arr.shape)
@@ -138,6 +143,11 @@ def ndtr_mills_array(x):
     0.797885
     """
     return _apply(3, x)
+
+
+def _log_ndtr_mills_arrays(x):
+    """(log Phi(x), phi(x) / Phi(x)) from the fused ``log_ndtr_mills``."""
+    return _apply(5, x), _apply(6, x)
 
 
 def log_sigmoid_array(x):

@@ -374,6 +374,24 @@ def ar_noise(model):
     )
 
 
+# The kernel stores the adaptive schedule's s as u = s / 0.9^(t - t_base),
+# t_base = 512 floor(t / 512), -1 for "no gradient yet"; the reference keeps
+# the paper's s at the step it was last updated.
+AR_REBASE = 512
+
+
+def ar_adapt_to_s(adapt, n_steps):
+    """(s, step of s) from the kernel's state after ``n_steps`` steps."""
+    s = np.where(adapt < 0, np.nan, adapt * 0.9 ** (n_steps % AR_REBASE))
+    return s, np.full(adapt.shape, float(n_steps))
+
+
+def ar_s_to_adapt(s, last, n_steps):
+    """The kernel's state after ``n_steps`` steps from (s, step of s)."""
+    base = AR_REBASE * (n_steps // AR_REBASE)
+    return np.where(np.isnan(s), -1.0, s * 0.9 ** (base - last))
+
+
 def ar_epoch_reference(
     X,
     y,
@@ -400,13 +418,8 @@ def ar_epoch_reference(
     adapt=None,
     fit_intercept=True,
     shuffle=True,
-    dense_rows=False,
 ):
     """One epoch of Ruiz et al.'s Alg. 1 (softmax) or Alg. 2, densely.
-
-    ``dense_rows``: X came as a dense array, whose rows the kernel reads
-    whole, so the adaptive schedule updates (s of) every feature of a
-    sampled class, zeros included.
 
     Returns (W, b, local, adapt, objective_sum, weight_sum, t, n_steps).
     """
@@ -415,8 +428,9 @@ def ar_epoch_reference(
     X = dense(X).astype(np.float64)
     W, b = W.astype(np.float64), b.astype(np.float64)
     local = local.copy()
-    adapt = None if adapt is None else adapt.copy()
     n, K, D = X.shape[0], W.shape[0], X.shape[1]
+    if adapt is not None:
+        s_last, last = ar_adapt_to_s(adapt, n_steps)
     ratio = (K - 1) / m
     order = rng.permutation(n) if shuffle else np.arange(n)
     obj, wsum = 0.0, 0.0
@@ -466,15 +480,12 @@ def ar_epoch_reference(
             wsum += s
             sum_s += s
         grad = np.zeros((K, D + 1))
-        touched = np.zeros((K, D + 1), dtype=bool)
         for r, i in enumerate(rows):
             if sw[i] == 0:
                 continue
             for k, c in zip(np.concatenate([[y[i]], ks[r]]), coefs[r]):
                 grad[k, :D] += sw[i] * c * X[i]
                 grad[k, D] += sw[i] * c
-                touched[k, :D] |= (X[i] != 0) | dense_rows
-                touched[k, D] |= fit_intercept
         if schedule != "adaptive":
             eta = eta0 / t**power_t if schedule == "invscaling" else eta_epoch
             W = max(0.0, 1 - eta * alpha * sum_s / nb) * W - eta / nb * grad[
@@ -488,19 +499,26 @@ def ar_epoch_reference(
         )
         W = max(0.0, 1 - rho * alpha * sum_s / nb) * W
         grad *= n / nb
-        for k, f in zip(*np.nonzero(touched)):
+        if not fit_intercept:
+            grad[:, D] = 0.0
+        # Kucukelbir et al.'s recursion as written: s_t = 0.1 g^2 + 0.9
+        # s_{t-1}, s = g^2 at a coordinate's first nonzero gradient; a
+        # coordinate without gradient only decays
+        for k, f in zip(*np.nonzero(grad)):
             idx = k * (D + 1) + f
             g = grad[k, f]
-            s_old, last = adapt[idx]
-            sv = g * g if last == 0 else (
-                0.1 * g * g + 0.9 ** (n_steps - last) * s_old
-            )
-            adapt[idx] = sv, n_steps
+            if np.isnan(s_last[idx]):
+                sv = g * g
+            else:
+                sv = 0.1 * g * g + 0.9 ** (n_steps - last[idx]) * s_last[idx]
+            s_last[idx], last[idx] = sv, n_steps
             step = rho * g / (1 + np.sqrt(sv))
             if f == D:
                 b[k] -= step
             else:
                 W[k, f] -= step
+    if adapt is not None:
+        adapt = ar_s_to_adapt(s_last, last, n_steps)
     return W, b, local, adapt, obj, wsum, t, n_steps
 
 

@@ -53,7 +53,7 @@ def _run_kernel(ds, wm, y, local, rng, order, *, model, batch, m, init,
         ds, wm, y, local, rng, order, MODELS[model], batch, m, init,
         SCHEDULE_CODES[schedule], eta_epoch, eta0, 0.5, 0.9, t, n_steps,
         local_rate, per_row, alpha,
-        np.zeros((1, 2)) if adapt is None else adapt,
+        np.zeros(1) if adapt is None else adapt,
         fit_intercept, shuffle,
     )
 
@@ -85,18 +85,23 @@ def test_log_ndtr_and_its_derivative_in_the_far_tail():
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("model", list(MODELS))
 @pytest.mark.parametrize(
-    "schedule,alpha,fit_intercept,per_row",
+    "schedule,alpha,fit_intercept,per_row,width,n0",
     [
-        ("constant", 0.0, True, True),
-        ("invscaling", 0.05, False, False),
-        ("adaptive", 0.0, True, False),
-        ("adaptive", 0.05, False, True),
+        ("constant", 0.0, True, True, 10, 0),
+        ("invscaling", 0.05, False, False, 10, 0),
+        # the adaptive step sweeps whole rows of W (10 features) or keeps
+        # lists of touched ones (400 features, ~3 per row); from step 509
+        # the epochs cross the rebasing of its state at step 512
+        ("adaptive", 0.0, True, False, 10, 0),
+        ("adaptive", 0.05, False, True, 10, 509),
+        ("adaptive", 0.0, True, True, 400, 509),
     ],
 )
 def test_ar_epoch_matches_reference(
-    fmt, dtype, model, schedule, alpha, fit_intercept, per_row
+    fmt, dtype, model, schedule, alpha, fit_intercept, per_row, width, n0
 ):
-    X, y, sw = _problem(fmt, dtype)
+    X, y, sw = _problem(fmt, dtype, d=width,
+                        density=0.4 if width == 10 else 0.008)
     K, d = 7, X.shape[1]
     rng0 = np.random.default_rng(5)
     W = (0.3 * rng0.standard_normal((K, d))).astype(dtype)
@@ -105,7 +110,7 @@ def test_ar_epoch_matches_reference(
         [rng0.normal(0, 1, X.shape[0]), rng0.normal(0.5, 0.3, X.shape[0]),
          rng0.integers(0, 3, X.shape[0])]
     ).astype(np.float64)
-    adapt = np.zeros((K * (d + 1), 2))
+    adapt = np.full(K * (d + 1), -1.0)
     ds = make_dataset(X, sw)
     rng = RandomState(11)
     ref_rng = clone_rng(rng)
@@ -113,7 +118,7 @@ def test_ar_epoch_matches_reference(
     adapt_k = adapt.copy()
     wm = make_weight_matrix(coef, intercept)
     local_rate = 1.0 if model == "softmax" else 0.05
-    t = n_steps = 0
+    t, n_steps = 0, n0
     for init in (True, False):
         order = np.arange(X.shape[0], dtype=np.intp)
         status, obj, wsum, t_k, steps_k, _, _ = _run_kernel(
@@ -130,7 +135,6 @@ def test_ar_epoch_matches_reference(
                 m=3, init_local=init, schedule=schedule, eta_epoch=0.05,
                 eta0=0.3, t=t, n_steps=n_steps, local_rate=local_rate,
                 per_row=per_row, alpha=alpha, adapt=adapt, fit_intercept=fit_intercept,
-                dense_rows=fmt == "dense",
             )
         )
         tol = RTOL[dtype]
@@ -143,7 +147,7 @@ def test_ar_epoch_matches_reference(
         if schedule == "adaptive" or alpha > 0:
             assert_allclose(wm.sq_norm, (W**2).sum(), rtol=tol * 10)
         assert wsum == pytest.approx(wsum_ref)
-        assert (t_k, steps_k) == (t, n_steps) == (t, 5 * (2 if not init else 1))
+        assert (t_k, steps_k) == (t, n_steps) == (t, n0 + 5 * (2 - init))
         if not fit_intercept:
             assert_array_equal(intercept, b)
         # continue both from the reference (float32 drift)
