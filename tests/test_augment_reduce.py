@@ -18,6 +18,7 @@ from sksoftmax._dataset import make_dataset
 from sksoftmax._quadrature import noise_log_proba
 from sksoftmax._random import RandomState
 from sksoftmax._special import (
+    _log_ndtr_mills_arrays,
     log_ndtr_array,
     log_sigmoid_array,
     ndtr_mills_array,
@@ -77,6 +78,10 @@ def test_log_ndtr_and_its_derivative_in_the_far_tail():
         assert ndtr_mills_array([x0])[0] == pytest.approx(fd, rel=1e-7)
     z = np.array([-800.0, -30.0, 0.0, 30.0, 800.0])
     assert_allclose(log_sigmoid_array(z), -np.logaddexp(0, -z), rtol=1e-15)
+    # the kernels' fused evaluation (one erfc for both) agrees with them
+    fused_log, fused_mills = _log_ndtr_mills_arrays(x)
+    assert_allclose(fused_log, log_ndtr_array(x), rtol=1e-15)
+    assert_allclose(fused_mills, ndtr_mills_array(x), rtol=1e-15)
 
 
 # ------------------------------------------------ kernels vs references
