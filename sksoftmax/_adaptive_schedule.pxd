@@ -29,8 +29,8 @@ cdef inline double adaptive_step(double* u, double g, double rho, double f,
 # loops are compiled, and vectorised, on their own rather than inlined)
 cdef double adaptive_sweep64(double* w, double* u, double* g, Py_ssize_t n,
                              double rho, double f, double inv_f,
-                             double inv_scale) noexcept nogil
+                             double inv_scale, bint track) noexcept nogil
 cdef double adaptive_sweep32(float* w, double* u, double* g, Py_ssize_t n,
                              double rho, double f, double inv_f,
-                             double inv_scale) noexcept nogil
+                             double inv_scale, bint track) noexcept nogil
 cdef void adaptive_rebase(double* u, Py_ssize_t n) noexcept nogil

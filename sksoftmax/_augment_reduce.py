@@ -55,8 +55,8 @@ _COMMON_PARAMS_DOC = """
         ``s_t = 0.1 g_t^2 + 0.9 s_{t-1}`` (``s_1 = g_1^2``), t the global
         step and g the gradient of the bound summed over the N rows (the
         paper's scale, so that rho_0 = 0.02 carries over); rho_0 is
-        multiplied by ``decay`` every 2,000 steps. It keeps two float64
-        arrays of the size of [coef_ | intercept_]. The others are
+        multiplied by ``decay`` every 2,000 steps. It keeps one float64
+        array of the size of [coef_ | intercept_]. The others are
         the package's schedules on the mean gradient of the minibatch:
         'exponential' (``eta0 * decay**epoch``), 'constant', 'invscaling'
         (``eta0 / t**power_t``, t the rows seen).
