@@ -437,7 +437,7 @@ def ar_epoch_reference(
     if model != "softmax":
         log_pdf, dlog_pdf, log_cdf, dlog_cdf = ar_noise(model)
     for b0 in range(0, n, batch_size):
-        rows = order[b0 : b0 + batch_size]
+        rows = np.sort(order[b0 : b0 + batch_size])
         nb = rows.shape[0]
         n_steps += 1
         a_t = min(1.0, local_rate * (1.0 + n_steps) ** -0.9)
