@@ -558,6 +558,30 @@ def partition_bound_reference(log_h, F, theta_tilde):
     return log_z, g, sigma
 
 
+def _sbm_pack(W, b, fit_intercept):
+    """theta = vec([W | b]) class by class, and the mask of penalised
+    coordinates (the intercepts are not)."""
+    K, D = W.shape
+    Dp = D + int(fit_intercept)
+    T = np.zeros((K, Dp))
+    T[:, :D] = W
+    pen = np.ones((K, Dp))
+    if fit_intercept:
+        T[:, D] = b
+        pen[:, D] = 0.0
+    return T.ravel(), pen.ravel()
+
+
+def _sbm_unpack(theta, b, X, y, fit_intercept):
+    """(W, b, per-row log-loss) from theta; b is kept if not fitted."""
+    K, D = b.shape[0], X.shape[1]
+    T = theta.reshape(K, D + int(fit_intercept))
+    W, b = T[:, :D].copy(), (T[:, D].copy() if fit_intercept else b.copy())
+    scores = X @ W.T + (b if fit_intercept else 0.0)
+    nll = np.logaddexp.reduce(scores, axis=1) - scores[np.arange(len(y)), y]
+    return W, b, nll
+
+
 def sbm_full_epoch_reference(
     X,
     y,
@@ -589,16 +613,8 @@ def sbm_full_epoch_reference(
     n, D = X.shape
     K = W.shape[0]
     Dp = D + int(fit_intercept)
-    T = np.zeros((K, Dp))
-    T[:, :D] = W
-    if fit_intercept:
-        T[:, D] = b
-    theta = T.ravel().copy()
+    theta, pen = _sbm_pack(W, b, fit_intercept)
     M, mu = M.copy(), mu.copy()
-    pen = np.ones((K, Dp))
-    if fit_intercept:
-        pen[:, D] = 0.0
-    pen = pen.ravel()
     order = rng.permutation(n) if shuffle else np.arange(n)
     since = 0
     for idx, i in enumerate(order):
@@ -637,10 +653,7 @@ def sbm_full_epoch_reference(
             ib = np.arange(K) * Dp + D
             mu[ib] -= alpha_b * (new[ib] - theta[ib])
         theta = new
-    T = theta.reshape(K, Dp)
-    W, b = T[:, :D].copy(), (T[:, D].copy() if fit_intercept else b.copy())
-    scores = X @ W.T + (b if fit_intercept else 0.0)
-    nll = np.logaddexp.reduce(scores, axis=1) - scores[np.arange(n), y]
+    W, b, nll = _sbm_unpack(theta, b, X, y, fit_intercept)
     return W, b, M, mu, float(nll @ sw), float(sw.sum())
 
 
@@ -680,16 +693,8 @@ def sbm_lowrank_epoch_reference(
     n, D = X.shape
     K, rank = W.shape[0], V.shape[0]
     Dp = D + int(fit_intercept)
-    T = np.zeros((K, Dp))
-    T[:, :D] = W
-    if fit_intercept:
-        T[:, D] = b
-    theta = T.ravel().copy()
+    theta, pen = _sbm_pack(W, b, fit_intercept)
     V, sig, Dg, mu = V.copy(), sig.copy(), Dg.copy(), mu.copy()
-    pen = np.ones((K, Dp))
-    if fit_intercept:
-        pen[:, D] = 0.0
-    pen = pen.ravel()
     order = rng.permutation(n) if shuffle else np.arange(n)
     since = 0
     for idx, i in enumerate(order):
@@ -762,8 +767,5 @@ def sbm_lowrank_epoch_reference(
             ib = np.arange(K) * Dp + D
             mu[ib] -= alpha_b * (new[ib] - theta[ib])
         theta = new
-    T = theta.reshape(K, Dp)
-    W, b = T[:, :D].copy(), (T[:, D].copy() if fit_intercept else b.copy())
-    scores = X @ W.T + (b if fit_intercept else 0.0)
-    nll = np.logaddexp.reduce(scores, axis=1) - scores[np.arange(n), y]
+    W, b, nll = _sbm_unpack(theta, b, X, y, fit_intercept)
     return W, b, V, sig, Dg, mu, n_used, float(nll @ sw), float(sw.sum())

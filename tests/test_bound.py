@@ -167,6 +167,17 @@ def _run_kernel(X, y, sw, W, b, M, mu, rng, fit_intercept, **kw):
     return W, b, M, mu, obj, wsum, wm.sq_norm
 
 
+def _kernel_start(fmt, dtype, fit_intercept, K=4):
+    """A small problem and a random start (W, b) for the kernel tests."""
+    X, y, sw = _problem(fmt, dtype)
+    rng = np.random.default_rng(5)
+    W = (0.3 * rng.standard_normal((K, X.shape[1]))).astype(dtype)
+    b = (
+        0.3 * rng.standard_normal(K) if fit_intercept else np.zeros(K)
+    ).astype(dtype)
+    return X, y, sw, W, b
+
+
 @pytest.mark.kernel
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -175,14 +186,9 @@ def _run_kernel(X, y, sw, W, b, M, mu, rng, fit_intercept, **kw):
 def test_full_rank_kernel_matches_reference(
     fmt, dtype, surrogate, fit_intercept
 ):
-    X, y, sw = _problem(fmt, dtype)
-    K, D = 4, X.shape[1]
+    X, y, sw, W, b = _kernel_start(fmt, dtype, fit_intercept)
+    K, D = W.shape
     d = K * (D + int(fit_intercept))
-    rng = np.random.default_rng(5)
-    W = (0.3 * rng.standard_normal((K, D))).astype(dtype)
-    b = (
-        0.3 * rng.standard_normal(K) if fit_intercept else np.zeros(K)
-    ).astype(dtype)
     alpha = 0.05
     M = np.eye(d) / alpha
     mu = np.zeros(d)
@@ -454,14 +460,9 @@ def _sigma_hat(V, sig, Dg, n_used):
 def test_lowrank_kernel_matches_reference(
     fmt, dtype, surrogate, fit_intercept
 ):
-    X, y, sw = _problem(fmt, dtype)
-    K, D = 4, X.shape[1]
+    X, y, sw, W, b = _kernel_start(fmt, dtype, fit_intercept)
+    K, D = W.shape
     d = K * (D + int(fit_intercept))
-    rng = np.random.default_rng(5)
-    W = (0.3 * rng.standard_normal((K, D))).astype(dtype)
-    b = (
-        0.3 * rng.standard_normal(K) if fit_intercept else np.zeros(K)
-    ).astype(dtype)
     alpha, rank = 0.05, 3
     state = (
         np.zeros((rank, d)),
