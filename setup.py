@@ -49,7 +49,9 @@ def extensions():
             define_macros=macros,
             # no errno or FP-exception state is read anywhere: without them
             # sqrt is one instruction and branch-free loops vectorise
-            extra_compile_args=["-O3", "-fno-math-errno", "-fno-trapping-math"],
+            extra_compile_args=[
+                "-O3", "-fno-math-errno", "-fno-trapping-math"
+            ],
         )
         for pyx in sorted(PKG.glob("*.pyx"))
     ]
