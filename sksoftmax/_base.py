@@ -159,6 +159,13 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             if not sp.issparse(X):
                 X = np.ascontiguousarray(X)
 
+        self.class_count_ = np.bincount(
+            y_enc, weights=sample_weight, minlength=classes.shape[0]
+        )
+        self._max_row_weight = float(sample_weight.max(initial=0.0))
+        if not warm and self.fit_intercept:
+            self._start_at_prior(np.arange(classes.shape[0]))
+
         row_state = getattr(self, "_row_state", None)
         first_visit = not (
             warm and row_state is not None and len(row_state) == X.shape[0]
@@ -282,11 +289,29 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             self._n_epochs = 0
             self.loss_curve_ = []
             self.n_iter_ = 0
+            self.class_count_ = np.zeros(self.classes_.shape[0])
+            self._max_row_weight = 0.0
         elif X.dtype != self.coef_.dtype:
             X = X.astype(self.coef_.dtype)
         if not np.any(sample_weight > 0):
             return self
         y_enc = np.searchsorted(self.classes_, y).astype(np.intp)
+        # classes first seen in this batch start at their prior (all of
+        # them on the first call); classes trained before keep their state
+        before = self.class_count_
+        self.class_count_ = before + np.bincount(
+            y_enc, weights=sample_weight, minlength=self.classes_.shape[0]
+        )
+        self._max_row_weight = max(
+            self._max_row_weight, float(sample_weight.max())
+        )
+        if self.fit_intercept:
+            new = (
+                np.arange(self.classes_.shape[0])
+                if first
+                else np.flatnonzero((before == 0) & (self.class_count_ > 0))
+            )
+            self._start_at_prior(new)
         dataset = make_dataset(X, sample_weight)
         self._check_dataset(dataset)
         order = np.arange(X.shape[0], dtype=np.intp)
@@ -385,6 +410,29 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         self.coef_.fill(0)
         self.intercept_ = np.zeros(n_classes, dtype=dtype)
         self.__dict__.pop("_row_state", None)
+
+    def _start_at_prior(self, classes):
+        """Set the intercepts of ``classes`` to their log prior frequency.
+
+        With coef_ at zero this is the class-prior model, the best model
+        without features: an epoch starts there rather than at the uniform
+        model, whose log-loss, log K, is far worse when the class
+        frequencies are skewed (tags, tokens, products). The frequencies
+        are the weighted counts ``class_count_`` plus one pseudo-row of the
+        largest row weight w spread evenly over the classes,
+        p_k = (c_k + w / K) / (C + w) with C the total weight, so that a
+        class not seen yet gets a small, finite intercept. The largest
+        weight (not the mean) keeps rows of zero weight without effect.
+        """
+        counts = self.class_count_
+        total = counts.sum()
+        if classes.size == 0 or total <= 0:
+            return
+        pseudo = self._max_row_weight
+        prior = (counts[classes] + pseudo / counts.shape[0]) / (
+            total + pseudo
+        )
+        self.intercept_[classes] = np.log(prior)
 
     def _adopt_dtype(self, dtype):
         # a warm start keeps the previous solution but the dtype of the data
