@@ -256,7 +256,7 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
             first_visit,
             self._schedule().code,
             eta_epoch,
-            self.eta0,
+            self.eta0_,
             self.power_t,
             self.decay,
             t,

@@ -65,6 +65,12 @@ _MODEL_ATTRIBUTES = (
 )
 
 
+def _row_norm_stats(dataset):
+    """(sum_i s_i ||x_i||^2, sum_i s_i) of a dataset, for the 'auto' step."""
+    w = dataset.weights
+    return np.array([float(w @ dataset.row_sq_norms), float(w.sum())])
+
+
 class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
     """Base class of the sksoftmax linear classifiers (not for direct use).
 
@@ -75,7 +81,10 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "eta0": [Interval(Real, 0, None, closed="neither")],
+        "eta0": [
+            Interval(Real, 0, None, closed="neither"),
+            StrOptions({"auto"}),
+        ],
         "learning_rate": [StrOptions(set(SCHEDULES))],
         "decay": [Interval(Real, 0, 1, closed="right")],
         "power_t": [Interval(Real, 0, None, closed="left")],
@@ -180,6 +189,8 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
 
         dataset = make_dataset(X, sample_weight)
         self._check_dataset(dataset)
+        self._row_norm_stats = _row_norm_stats(dataset)
+        self.eta0_ = self._resolve_eta0()
         order = np.arange(X.shape[0], dtype=np.intp)
         weights = self._weight_matrix(fresh=not warm)
         best, n_bad = np.inf, 0
@@ -314,6 +325,12 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             self._start_at_prior(new)
         dataset = make_dataset(X, sample_weight)
         self._check_dataset(dataset)
+        # 'auto' follows the rows seen so far, not the first batch alone
+        stats = _row_norm_stats(dataset)
+        if not first and hasattr(self, "_row_norm_stats"):
+            stats = stats + self._row_norm_stats
+        self._row_norm_stats = stats
+        self.eta0_ = self._resolve_eta0()
         order = np.arange(X.shape[0], dtype=np.intp)
         weights = self._weight_matrix(fresh=first)
         try:
@@ -343,7 +360,7 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
     def _epoch(self, dataset, weights, y_enc, row_state, order, first_visit):
         """Run one kernel epoch, then record and report it."""
         eta_epoch = self._schedule().eta_for_epoch(
-            self.eta0, self.decay, self._n_epochs
+            self.eta0_, self.decay, self._n_epochs
         )
         start = time.perf_counter()
         try:
@@ -377,6 +394,29 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             )
         return objective
 
+    def _resolve_eta0(self):
+        """The initial step: ``eta0`` as given, or the 'auto' rule."""
+        if isinstance(self.eta0, str):
+            return float(self._auto_eta0(self._mean_row_curvature()))
+        return float(self.eta0)
+
+    def _mean_row_curvature(self):
+        """Weighted mean of ||x_i||^2 + [fit_intercept] over the rows seen.
+
+        A step of size eta on a row's score moves that score by eta times
+        this much: the scale every 'auto' rule divides by.
+        """
+        sq_sum, weight_sum = self._row_norm_stats
+        mean_sq = sq_sum / weight_sum if weight_sum > 0 else 0.0
+        return mean_sq + float(self.fit_intercept)
+
+    def _auto_eta0(self, curvature):
+        """eta0 of the 'auto' rule, given the mean row curvature.
+
+        Each method overrides this with the rule derived in its docstring.
+        """
+        raise NotImplementedError
+
     def _schedule(self):
         """The learning-rate schedule of ``self.learning_rate``.
 
@@ -392,7 +432,9 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         raise DivergenceError(
             f"{type(self).__name__} diverged in epoch {self._n_epochs + 1} "
             f"at row {row}: {what} (value {value:.6g}). The step size is too "
-            f"large for this problem: lower eta0 (now {self.eta0:g})"
+            f"large for this problem: lower eta0 (now {self.eta0_:g}"
+            + (", chosen by eta0='auto'" if self.eta0 == "auto" else "")
+            + ")"
             + self._divergence_hint()
             + "."
         )
@@ -424,15 +466,15 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         class not seen yet gets a small, finite intercept. The largest
         weight (not the mean) keeps rows of zero weight without effect.
         """
-        counts = self.class_count_
-        total = counts.sum()
-        if classes.size == 0 or total <= 0:
+        if classes.size == 0 or self.class_count_.sum() <= 0:
             return
+        self.intercept_[classes] = np.log(self._prior_frequencies()[classes])
+
+    def _prior_frequencies(self):
+        """p_k = (c_k + w / K) / (C + w) of ``_start_at_prior``."""
+        counts = self.class_count_
         pseudo = self._max_row_weight
-        prior = (counts[classes] + pseudo / counts.shape[0]) / (
-            total + pseudo
-        )
-        self.intercept_[classes] = np.log(prior)
+        return (counts + pseudo / counts.shape[0]) / (counts.sum() + pseudo)
 
     def _adopt_dtype(self, dtype):
         # a warm start keeps the previous solution but the dtype of the data

@@ -341,7 +341,7 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
             alpha_b=float(self.alpha),
             schedule=SCHEDULES[self.learning_rate].code,
             eta_epoch=eta_epoch,
-            eta0=self.eta0,
+            eta0=self.eta0_,
             power_t=self.power_t,
             t=t,
             batch_size=self.batch_size,

@@ -32,8 +32,12 @@ class ImplicitSGDClassifier(DoubleSumSoftmaxClassifier):
         replacement (each term weighted (K-1)/m), and the step is the root
         of a one-dimensional strongly monotone equation in v_i = u_i + s_yi,
         solved by safeguarded Newton steps. Must not exceed n_classes - 1.
-    eta0 : float, default=1.0
-        Initial learning rate, per-row loss (the paper's eta * N).
+    eta0 : float or 'auto', default='auto'
+        Initial learning rate, per-row loss (the paper's eta * N). 'auto'
+        takes ``1 / c`` with c the mean of ``||x_i||^2 + 1`` (the 1 only
+        with intercepts); the value used is ``eta0_``. The implicit step
+        cannot overshoot, so unlike U-max's rule it needs no importance
+        factor (derivation in ``_auto_eta0``).
     learning_rate : {'exponential', 'constant', 'invscaling'}, \
             default='exponential'
         As in :class:`UMaxSoftmaxClassifier`.
@@ -63,8 +67,8 @@ early_stopping, validation_fraction, n_iter_no_change
 
     Attributes
     ----------
-    classes_, coef_, intercept_, n_iter_, t_, loss_curve_, validation_loss_, \
-n_features_in_, feature_names_in_
+    classes_, coef_, intercept_, eta0_, class_count_, n_iter_, t_, \
+loss_curve_, validation_loss_, n_features_in_, feature_names_in_
         As in :class:`UMaxSoftmaxClassifier`; ``loss_curve_`` sums the
         sampled double-sum terms at the new iterates.
     n_evals_per_step_ : float
@@ -104,7 +108,7 @@ n_features_in_, feature_names_in_
         self,
         n_sampled_classes=1,
         *,
-        eta0=1.0,
+        eta0="auto",
         learning_rate="exponential",
         decay=0.9,
         power_t=0.5,
@@ -173,7 +177,7 @@ n_features_in_, feature_names_in_
             first_visit,
             SCHEDULES[self.learning_rate].code,
             eta_epoch,
-            self.eta0,
+            self.eta0_,
             self.power_t,
             t,
             self.alpha,
@@ -187,3 +191,18 @@ n_features_in_, feature_names_in_
 
     def _verbose_extra(self):
         return f", {self.n_evals_per_step_:.1f} root-finder evaluations/step"
+
+    def _auto_eta0(self, curvature):
+        """eta0='auto': 1 / (mean ||x_i||^2 + [fit_intercept]).
+
+        The explicit step of U-max must stay below 1 / (c kappa), kappa the
+        largest importance-weighted coefficient (see
+        ``UMaxSoftmaxClassifier``). The implicit step cannot overshoot: the
+        score change a of a sampled class solves a e^a = e (K-1) / gamma
+        e^(z - u) (eq. 13-14), which grows only with the logarithm of the
+        importance weight. What is left is the scale of the unweighted
+        gradient: the true class's coefficient 1 - p_y <= 1 moves its score
+        by eta c, so eta0 = 1 / c with c the mean row curvature.
+        """
+        return 1.0 / curvature
+

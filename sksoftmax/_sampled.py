@@ -169,7 +169,7 @@ feature_names_in_, validation_loss_
             min(self.n_sampled_classes, self.classes_.shape[0]),
             SCHEDULES[self.learning_rate].code,
             eta_epoch,
-            self.eta0,
+            self.eta0_,
             self.power_t,
             t,
             self.alpha,

@@ -311,7 +311,7 @@ class SCENTClassifier(BaseSoftmaxClassifier):
             float(self.momentum),
             SCHEDULES[self.learning_rate].code,
             eta_epoch,
-            self.eta0,
+            self.eta0_,
             self.power_t,
             t,
             self.alpha,

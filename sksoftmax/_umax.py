@@ -42,10 +42,16 @@ class UMaxSoftmaxClassifier(DoubleSumSoftmaxClassifier):
         gradients are larger; kept for the paper's Fig. 3 comparison. The
         U-max rule, clipping and bounds act on u_i = u_bar_i - s_yi at the
         current W in both.
-    eta0 : float, default=0.1
-        Initial learning rate. The paper scales its loss by N and its rate by
-        1/N; here the loss is per row and ``eta0`` is used as it is (the
-        paper's eta0 * N), so its Table 2 values carry over unchanged.
+    eta0 : float or 'auto', default='auto'
+        Initial learning rate. 'auto' takes ``1 / (c kappa)`` from the data
+        (the value used is ``eta0_``): c the mean of ``||x_i||^2 + 1`` (the
+        1 only with intercepts), kappa the largest step coefficient of a
+        class at the class-prior start, ``max(1, max_k p_k / (m q_k))``
+        with p the class frequencies and q the sampling probabilities (for
+        uniform draws ``(K - 1) max_k p_k / m``): no class score moves by
+        much more than one in a step. A float is used as it is; the paper
+        scales its loss by N and its rate by 1/N, here the loss is per row
+        (the paper's eta0 * N), so its Table 2 values carry over unchanged.
     learning_rate : {'exponential', 'constant', 'invscaling'}, \
             default='exponential'
         'exponential': ``eta0 * decay**epoch`` (the paper's protocol; in
@@ -99,6 +105,12 @@ class UMaxSoftmaxClassifier(DoubleSumSoftmaxClassifier):
         LogisticRegression's one), dtype of the training data.
     intercept_ : ndarray of shape (n_classes,)
         Class intercepts (zeros if ``fit_intercept=False``).
+    eta0_ : float
+        The initial learning rate used: ``eta0``, or the value of 'auto'
+        from the rows seen so far.
+    class_count_ : ndarray of shape (n_classes,)
+        Weighted number of training rows of each class seen so far; the
+        intercepts start at their log frequencies (see Notes).
     n_iter_ : int
         Epochs run by the last ``fit`` (1 after ``partial_fit``).
     t_ : int
@@ -123,6 +135,13 @@ class UMaxSoftmaxClassifier(DoubleSumSoftmaxClassifier):
     row's ``u_i`` is set by the U-max rule from its sampled classes,
     ``u_i = log(1 + sum_j exp(x_i.(w_kj - w_yi)))``, before its first step
     (``fit`` does the same in its first epoch).
+
+    With ``fit_intercept=True`` the model starts at the class-prior model:
+    ``coef_ = 0`` and ``intercept_[k] = log p_k``, p_k the weighted class
+    frequency with one pseudo-row spread over the classes (``partial_fit``:
+    classes first seen in a batch start at their frequency in the rows seen
+    so far). At many skewed classes this start is far better than the
+    uniform model, whose log-loss is log K.
 
     References
     ----------
@@ -152,7 +171,7 @@ class UMaxSoftmaxClassifier(DoubleSumSoftmaxClassifier):
         delta=1.0,
         *,
         formulation="proposed",
-        eta0=0.1,
+        eta0="auto",
         learning_rate="exponential",
         decay=0.9,
         power_t=0.5,
@@ -222,7 +241,7 @@ class UMaxSoftmaxClassifier(DoubleSumSoftmaxClassifier):
             first_visit,
             SCHEDULES[self.learning_rate].code,
             eta_epoch,
-            self.eta0,
+            self.eta0_,
             self.power_t,
             t,
             self.alpha,
@@ -249,3 +268,37 @@ class UMaxSoftmaxClassifier(DoubleSumSoftmaxClassifier):
                 "SGD (delta=None), whose gradients are unbounded"
             )
         return ", or lower delta"
+
+    def _sampling_probabilities(self):
+        """q_k, the probability that one draw of a row's step is class k.
+
+        Uniform draws exclude the row's own class: q_k = 1 / (K - 1).
+        """
+        n_classes = self.classes_.shape[0]
+        return np.full(n_classes, 1.0 / (n_classes - 1))
+
+    def _auto_eta0(self, curvature):
+        """eta0='auto': no score moves by more than about one per step.
+
+        At the class-prior start (coef_ = 0, intercepts log p_k) the row
+        variable's optimum is u_i = -log p_yi, where e^(d_ij - u_i) = p_kj:
+        a step moves w_k by eta p_k / (m q_k) x_i for each of its m draws
+        of class k and w_y by eta (1 - p_y) x_i, both in expectation and
+        for the uniform sampler exactly. Each moves its class's score on the
+        row by eta times that coefficient times ||x_i||^2 + 1 (the
+        intercept). Taking the largest coefficient at the start,
+        kappa = max(1, max_k p_k / (m q_k)), and the mean row curvature
+        c = mean ||x_i||^2 + [fit_intercept]:
+
+            eta0 = 1 / (c kappa).
+
+        With uniform draws kappa = (K - 1) max_k p_k / m, which is large
+        for skewed classes at large K; with draws in proportion to class
+        frequency (q = p) it is one.
+        """
+        p = self._prior_frequencies()
+        q = self._sampling_probabilities()
+        m = self.n_sampled_classes
+        kappa = max(1.0, float(np.max(p / q)) / m)
+        return 1.0 / (curvature * kappa)
+
