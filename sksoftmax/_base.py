@@ -66,9 +66,11 @@ _MODEL_ATTRIBUTES = (
 
 
 def _row_norm_stats(dataset):
-    """(sum_i s_i ||x_i||^2, sum_i s_i) of a dataset, for the 'auto' step."""
+    """(sum_i s_i ||x_i||^2, sum_i s_i, rows) of a dataset, for 'auto'."""
     w = dataset.weights
-    return np.array([float(w @ dataset.row_sq_norms), float(w.sum())])
+    return np.array(
+        [float(w @ dataset.row_sq_norms), float(w.sum()), dataset.n_samples]
+    )
 
 
 class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
@@ -406,7 +408,7 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         A step of size eta on a row's score moves that score by eta times
         this much: the scale every 'auto' rule divides by.
         """
-        sq_sum, weight_sum = self._row_norm_stats
+        sq_sum, weight_sum, _ = self._row_norm_stats
         mean_sq = sq_sum / weight_sum if weight_sum > 0 else 0.0
         return mean_sq + float(self.fit_intercept)
 

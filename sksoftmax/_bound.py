@@ -97,11 +97,13 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         L2 penalty on ``coef_`` (mean-loss scale: ``LogisticRegression``'s
         ``C = 1 / (alpha * n_samples)``). Must be positive: M starts as
         ``I / alpha`` (Alg. 2's M = I / lambda).
-    eta0 : float, default=1.0
+    eta0 : float or 'auto', default='auto'
         Step size eta of ``theta -= eta * phi``. With the default
         ``update='surrogate'`` eta = 1 moves theta to the minimiser of the
         accumulated bounds; with ``update='paper'`` the paper's choice is
-        ``1 / n_samples`` (its eta = 1/t).
+        ``1 / n_samples`` (its eta = 1/t). 'auto' takes these two values
+        (n_samples: the rows of the fit, or seen so far by
+        ``partial_fit``); the value used is ``eta0_``.
     batch_size : int, default=1
         Rows whose bounds are accumulated between two steps of theta (the
         paper's m; it always uses m = 1).
@@ -224,7 +226,7 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         *,
         n_directions=1,
         alpha=1e-4,
-        eta0=1.0,
+        eta0="auto",
         batch_size=1,
         update="surrogate",
         learning_rate="constant",
@@ -391,3 +393,17 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         if self.update == "paper":
             return ", or use update='surrogate'"
         return ""
+
+    def _auto_eta0(self, curvature):
+        """eta0='auto': 1 for the surrogate step, 1 / n for the paper's.
+
+        The surrogate step with eta = 1 is the majorization-minimization
+        step itself (theta moves to the minimiser of the accumulated
+        bounds); the paper's printed update takes eta = 1/t, which over
+        one pass is 1 / n_samples. Row norms do not enter: M already holds
+        the curvature of the bounds.
+        """
+        if self.update == "surrogate":
+            return 1.0
+        return 1.0 / max(self._row_norm_stats[2], 1.0)
+

@@ -43,11 +43,18 @@ class SampledSoftmaxClassifier(BaseSoftmaxClassifier):
         Classes m drawn per minibatch (the paper's m = 5). When it is at
         least the number of classes every class is used and the 'ove' and
         'importance' losses are exact for that minibatch.
-    eta0 : float, default=1.0
+    eta0 : float or 'auto', default='auto'
         Initial learning rate, applied to the minibatch mean of per-row
         gradients (the paper's eta / N scaling: its Table 2 values carry
         over unchanged; on unit-norm Bibtex rows it tuned 10^2 for all
-        three losses).
+        three losses). 'auto' (the value used is ``eta0_``) takes
+        ``B / (c kappa)``: B the batch size (at most the rows), c the mean
+        of ``||x_i||^2 + 1`` (the 1 only with intercepts), kappa the
+        largest coefficient of a class in a row's loss gradient, K / m for
+        'ove' (its estimator weight times a sigmoid) and 1 for 'nce' and
+        'importance' (sigmoids and softmax probabilities). The step follows
+        the minibatch mean, so with sparse rows a row's own scores move by
+        about eta c kappa / B per step: 'auto' makes that one.
     learning_rate : {'exponential', 'constant', 'invscaling'}, \
             default='exponential'
         As in :class:`UMaxSoftmaxClassifier`; 'invscaling' takes the rate
@@ -115,7 +122,7 @@ feature_names_in_, validation_loss_
         batch_size=100,
         n_sampled_classes=5,
         *,
-        eta0=1.0,
+        eta0="auto",
         learning_rate="exponential",
         decay=0.9,
         power_t=0.5,
@@ -181,3 +188,13 @@ feature_names_in_, validation_loss_
                 "a class score or ||W|| is not finite", row, value
             )
         return obj_sum, weight_sum, t
+
+    def _auto_eta0(self, curvature):
+        """eta0='auto': B / (c kappa) (see eta0)."""
+        n_classes = self.classes_.shape[0]
+        kappa = 1.0
+        if self.loss == "ove":
+            kappa = n_classes / min(self.n_sampled_classes, n_classes)
+        n_rows = self._row_norm_stats[2]
+        return min(self.batch_size, max(n_rows, 1.0)) / (curvature * kappa)
+
