@@ -6,11 +6,12 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseSoftmaxClassifier
+from ._class_sampler import SAMPLER_CONSTRAINTS, ClassSamplerMixin
 from ._sampled_fast import LOSSES, sampled_epoch32, sampled_epoch64
 from ._sgd_schedule import SCHEDULES
 
 
-class SampledSoftmaxClassifier(BaseSoftmaxClassifier):
+class SampledSoftmaxClassifier(ClassSamplerMixin, BaseSoftmaxClassifier):
     """Softmax regression fitted by a biased sampled-softmax loss.
 
     The O(D)-per-step methods that Fagan & Iyengar (2018) compare U-max and
@@ -42,7 +43,17 @@ class SampledSoftmaxClassifier(BaseSoftmaxClassifier):
     n_sampled_classes : int, default=5
         Classes m drawn per minibatch (the paper's m = 5). When it is at
         least the number of classes every class is used and the 'ove' and
-        'importance' losses are exact for that minibatch.
+        'importance' losses are exact for that minibatch (uniform sampler).
+    sampler : {'uniform', 'frequency'}, default='uniform'
+        'uniform': m distinct classes drawn uniformly from all classes
+        (the paper's setting). 'frequency': m classes drawn with
+        replacement with probability q_k proportional to
+        ``(class_count_[k] + 1) ** sampler_power``; class k's expected count
+        is then ``Q_k = m q_k`` and the losses use it in place of the
+        uniform ``m / K`` (see Notes).
+    sampler_power : float, default=1.0
+        Exponent of the class counts in the 'frequency' sampler; 0 samples
+        uniformly (with replacement).
     eta0 : float, default=1.0
         Initial learning rate, applied to the minibatch mean of per-row
         gradients (the paper's eta / N scaling: its Table 2 values carry
@@ -80,6 +91,22 @@ feature_names_in_, validation_loss_
     UMaxSoftmaxClassifier, ImplicitSGDClassifier : unbiased methods at the
         same cost per step.
 
+    Notes
+    -----
+    With ``sampler='frequency'`` each draw k_j of the minibatch's m stands
+    for ``1 / Q_kj = 1 / (m q_kj)`` classes, and a draw equal to a row's
+    class is still left out of that row. 'ove' weights its sampled terms
+    by ``1 / (m q_kj)``, so that its estimate of the bound's sum over
+    k != y stays unbiased, ``E_q[[k != y] l_k / q_k] = sum_{k != y} l_k``
+    (the uniform sampler's ``K / m`` is the same ``1 / Q_k``); 'nce' takes
+    q as its noise distribution, logits ``s_k - log(m q_k)`` for the true
+    and the noise classes; 'importance' is TensorFlow's sampled softmax
+    with ``unique=False``, the softmax over the true class and the draws of
+    ``s_k - log(m q_k)``, the true class corrected too. Unlike the uniform
+    case that correction does not cancel, and 'importance' does not tend
+    to the log-loss as m grows (the true logit keeps its
+    ``-log(m q_y)``): it remains a biased baseline.
+
     References
     ----------
     M. Titsias, "One-vs-each approximation to softmax for scalable
@@ -107,6 +134,7 @@ feature_names_in_, validation_loss_
         "loss": [StrOptions(set(LOSSES))],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "n_sampled_classes": [Interval(Integral, 1, None, closed="left")],
+        **SAMPLER_CONSTRAINTS,
     }
 
     def __init__(
@@ -115,6 +143,8 @@ feature_names_in_, validation_loss_
         batch_size=100,
         n_sampled_classes=5,
         *,
+        sampler="uniform",
+        sampler_power=1.0,
         eta0=1.0,
         learning_rate="exponential",
         decay=0.9,
@@ -134,6 +164,8 @@ feature_names_in_, validation_loss_
         self.loss = loss
         self.batch_size = batch_size
         self.n_sampled_classes = n_sampled_classes
+        self.sampler = sampler
+        self.sampler_power = sampler_power
         self.eta0 = eta0
         self.learning_rate = learning_rate
         self.decay = decay
@@ -166,7 +198,10 @@ feature_names_in_, validation_loss_
             order,
             LOSSES[self.loss],
             self.batch_size,
-            min(self.n_sampled_classes, self.classes_.shape[0]),
+            # distinct classes (uniform) or draws with replacement
+            self.n_sampled_classes
+            if self.sampler == "frequency"
+            else min(self.n_sampled_classes, self.classes_.shape[0]),
             SCHEDULES[self.learning_rate].code,
             eta_epoch,
             self.eta0,
@@ -175,6 +210,7 @@ feature_names_in_, validation_loss_
             self.alpha,
             self.fit_intercept,
             self.shuffle,
+            self._class_sampler(),
         )
         if status != 0:
             self._raise_divergence(

@@ -12,7 +12,12 @@ from sksoftmax._random import AliasTable, RandomState, build_alias_table
 from sksoftmax._umax_fast import umax_epoch32, umax_epoch64
 from sksoftmax._weight_matrix import make_weight_matrix
 
-from _reference import clone_rng, random_problem, umax_epoch_reference
+from _reference import (
+    clone_rng,
+    random_problem,
+    sampler_table,
+    umax_epoch_reference,
+)
 
 pytestmark = pytest.mark.kernel
 
@@ -380,3 +385,72 @@ def test_umax_kernel_reports_overflow_for_vanilla():
     )
     assert status == 1 and value > 700
 
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "alpha,fit_intercept", [(0.0, True), (0.05, False)]
+)
+@pytest.mark.parametrize(
+    "vanilla,raman", [(False, False), (True, False), (False, True)]
+)
+@pytest.mark.parametrize("m", [1, 4])
+def test_umax_epoch_with_frequency_sampler_matches_reference(
+    fmt, dtype, alpha, fit_intercept, vanilla, raman, m
+):
+    X, y, sw = _problem(fmt, dtype)
+    K, d = 7, X.shape[1]
+    rng0 = np.random.default_rng(6)
+    W = (0.3 * rng0.standard_normal((K, d))).astype(dtype)
+    b = (0.1 * rng0.standard_normal(K)).astype(dtype)
+    u = np.abs(rng0.standard_normal(X.shape[0]))
+    bound_w, bound_u = (1.5, 3.0) if alpha > 0 else (np.inf, np.inf)
+    weight_log_k = sw.sum() * np.log(K) if alpha > 0 else np.inf
+    # weights 1/(m q_k) reach 655 / m: a small rate keeps vanilla SGD finite
+    table = sampler_table("frequency")
+    ds = make_dataset(X, sw)
+    rng = RandomState(12)
+    ref_rng = clone_rng(rng)
+    coef, intercept, u_k = W.copy(), b.copy(), u.copy()
+    wm = make_weight_matrix(coef, intercept)
+    kernel = umax_epoch64 if dtype == np.float64 else umax_epoch32
+    n_hits = 0
+    for epoch, init_u in enumerate([True, False]):
+        status, obj, wsum, t, _, _ = kernel(
+            ds, wm, y, u_k, rng, np.arange(X.shape[0], dtype=np.intp), m,
+            1.0, vanilla, raman, init_u, 0, 0.005, 0.5, 0.5,
+            epoch * X.shape[0], alpha, bound_w, bound_u, weight_log_k,
+            fit_intercept, True, table,
+        )
+        assert status == 0
+        draws = clone_rng(ref_rng)
+        W, b, u, obj_ref, wsum_ref, t_ref = umax_epoch_reference(
+            X, y, sw, W, b, u, ref_rng, m=m, delta=1.0, vanilla=vanilla,
+            raman=raman, init_u=init_u, eta_epoch=0.005,
+            t=epoch * X.shape[0], alpha=alpha, bound_w=bound_w,
+            bound_u=bound_u, weight_log_k=weight_log_k,
+            fit_intercept=fit_intercept, sampler=table,
+        )
+        order = draws.permutation(X.shape[0])
+        ks = draws.sample_alias(table, m * X.shape[0]).reshape(-1, m)
+        n_hits += int((ks == y[order][:, None]).sum())
+        assert_allclose(wm.true_coef(), W, rtol=RTOL[dtype], atol=RTOL[dtype])
+        assert_allclose(intercept, b, rtol=RTOL[dtype], atol=RTOL[dtype])
+        assert_allclose(u_k, u, rtol=RTOL[dtype], atol=RTOL[dtype])
+        assert_allclose(obj, obj_ref, rtol=RTOL[dtype])
+        assert_allclose(wm.sq_norm, (W**2).sum(), rtol=RTOL[dtype] * 10)
+        assert wsum == pytest.approx(wsum_ref) and t == t_ref
+    # the test covers draws of the row's own class
+    assert n_hits > 0
+
+
+def test_kernels_reject_a_sampler_of_another_size():
+    X, y, sw = _problem("csr", np.float64)
+    wm = make_weight_matrix(np.zeros((7, X.shape[1])), np.zeros(7))
+    with pytest.raises(ValueError, match="sampler has 6 classes"):
+        umax_epoch64(
+            make_dataset(X, sw), wm, y, np.zeros(X.shape[0]), RandomState(0),
+            np.arange(X.shape[0], dtype=np.intp), 2, 1.0, False, False,
+            True, 0, 0.1, 0.1, 0.5, 0, 0.0, np.inf, np.inf, np.inf, True,
+            False, AliasTable(np.ones(6)),
+        )
