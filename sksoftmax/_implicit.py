@@ -6,11 +6,12 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from ._base import BaseSoftmaxClassifier, DoubleSumSoftmaxClassifier
+from ._class_sampler import SAMPLER_CONSTRAINTS, ClassSamplerMixin
 from ._implicit_fast import implicit_epoch32, implicit_epoch64
 from ._sgd_schedule import SCHEDULES
 
 
-class ImplicitSGDClassifier(DoubleSumSoftmaxClassifier):
+class ImplicitSGDClassifier(ClassSamplerMixin, DoubleSumSoftmaxClassifier):
     """Softmax regression fitted by Implicit SGD (Fagan & Iyengar 2018).
 
     The same double-sum formulation as :class:`UMaxSoftmaxClassifier` (one
@@ -31,7 +32,16 @@ class ImplicitSGDClassifier(DoubleSumSoftmaxClassifier):
         App. E.1. m > 1 follows App. E.3: m distinct classes drawn without
         replacement (each term weighted (K-1)/m), and the step is the root
         of a one-dimensional strongly monotone equation in v_i = u_i + s_yi,
-        solved by safeguarded Newton steps. Must not exceed n_classes - 1.
+        solved by safeguarded Newton steps. Must not exceed n_classes - 1
+        with the uniform sampler.
+    sampler : {'uniform', 'frequency'}, default='uniform'
+        'uniform': the paper's sampler above. 'frequency': the m classes
+        are drawn with replacement from all classes with probability q_k
+        proportional to ``(class_count_[k] + 1) ** sampler_power``, and
+        each weighted by ``1 / (m q_k)`` (see Notes).
+    sampler_power : float, default=1.0
+        Exponent of the class counts in the 'frequency' sampler; 0 samples
+        uniformly from all classes (the row's own included).
     eta0 : float or 'auto', default='auto'
         Initial learning rate, per-row loss (the paper's eta * N). 'auto'
         takes ``1 / c`` with c the mean of ``||x_i||^2 + 1`` (the 1 only
@@ -84,6 +94,20 @@ loss_curve_, validation_loss_, n_features_in_, feature_names_in_
     their sampled classes. One row per step (the paper's n = 1); its
     recommended and default setting is m = 1.
 
+    With ``sampler='frequency'`` the classes come from q over all K
+    classes, the row's own included. For m = 1 the sampled function is
+    ``s_i (u_i + e^{-u_i} + [k != y_i] e^{z_k - u_i} / q_k - 1)``, whose
+    expectation over k ~ q is the row's double-sum term (eq. 6): the
+    factor K-1 of Alg. 1 becomes ``1 / q_k`` (``log(K-1)`` in the Wright
+    omega argument of App. E.1 becomes ``-log q_k``), and a draw of y_i is
+    an implicit step on u_i alone (plus the ridge's shrinkage), in closed
+    form ``u' = u - e + omega(log e + e - u)``, e = eta s_i. For m > 1 the
+    m draws are independent (with replacement), ``1/m sum_j [k_j != y_i]
+    e^{z_kj - u_i} / q_kj`` is again unbiased, and the draws of one class
+    are merged into one term of weight ``n_k / (m q_k)`` so that App. E.3's
+    solution holds with one weight per class,
+    ``a_k = omega(log(c e w_k) + s_bar_k - v)``.
+
     References
     ----------
     F. Fagan, G. Iyengar, "Unbiased scalable softmax optimization",
@@ -102,12 +126,15 @@ loss_curve_, validation_loss_, n_features_in_, feature_names_in_
     _parameter_constraints: dict = {
         **BaseSoftmaxClassifier._parameter_constraints,
         "n_sampled_classes": [Interval(Integral, 1, None, closed="left")],
+        **SAMPLER_CONSTRAINTS,
     }
 
     def __init__(
         self,
         n_sampled_classes=1,
         *,
+        sampler="uniform",
+        sampler_power=1.0,
         eta0="auto",
         learning_rate="exponential",
         decay=0.9,
@@ -125,6 +152,8 @@ loss_curve_, validation_loss_, n_features_in_, feature_names_in_
         n_iter_no_change=5,
     ):
         self.n_sampled_classes = n_sampled_classes
+        self.sampler = sampler
+        self.sampler_power = sampler_power
         self.eta0 = eta0
         self.learning_rate = learning_rate
         self.decay = decay
@@ -142,7 +171,10 @@ loss_curve_, validation_loss_, n_features_in_, feature_names_in_
         self.n_iter_no_change = n_iter_no_change
 
     def _check_dataset(self, dataset):
-        if self.n_sampled_classes > self.classes_.shape[0] - 1:
+        if (
+            self.sampler == "uniform"
+            and self.n_sampled_classes > self.classes_.shape[0] - 1
+        ):
             raise ValueError(
                 f"n_sampled_classes={self.n_sampled_classes} exceeds the "
                 f"{self.classes_.shape[0] - 1} classes other than a row's "
@@ -183,6 +215,7 @@ loss_curve_, validation_loss_, n_features_in_, feature_names_in_
             self.alpha,
             self.fit_intercept,
             self.shuffle,
+            self._class_sampler(),
         )
         if status != 0:
             self._raise_divergence("u or ||W|| is not finite", row, value)

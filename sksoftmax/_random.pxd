@@ -1,6 +1,7 @@
 # The one random number generator of the package: xoshiro256** (Blackman &
-# Vigna 2018) seeded through splitmix64. Everything here is inline and nogil so
-# that kernels draw numbers inside their per-row loops without touching Python.
+# Vigna 2018) seeded through splitmix64, and its class samplers. Everything
+# here is inline and nogil so that kernels draw numbers inside their per-row
+# loops without touching Python.
 from libc.stdint cimport uint64_t
 
 
@@ -143,5 +144,31 @@ cdef inline void sample_classes_marked(
             out[j] += 1
 
 
+cdef inline Py_ssize_t alias_draw(rng_state* st, const double* prob,
+                                  const Py_ssize_t* alias,
+                                  Py_ssize_t n) noexcept nogil:
+    """One draw from Walker's alias table (prob, alias) over n values.
+
+    Column k is picked uniformly and kept with probability prob[k], or
+    replaced by its alias: one bounded integer and one uniform double per
+    draw, whatever the distribution (tables from ``build_alias_table``).
+    Both numbers are always drawn, so the stream advances the same way
+    whichever branch is taken.
+    """
+    cdef Py_ssize_t k = rng_randint(st, n)
+    if rng_uniform(st) < prob[k]:
+        return k
+    return alias[k]
+
+
 cdef class RandomState:
     cdef rng_state state
+
+
+cdef class AliasTable:
+    # _q: the sampling distribution (sums to one); _prob, _alias: its table
+    cdef const double[::1] _q
+    cdef const double[::1] _prob
+    cdef const Py_ssize_t[::1] _alias
+    cdef readonly Py_ssize_t n_classes
+    cdef _set(self, q, prob, alias)

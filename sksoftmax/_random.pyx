@@ -1,4 +1,5 @@
-"""Python face of the package's random number generator (see _random.pxd)."""
+"""Python face of the package's random number generator (see _random.pxd)
+and the alias tables of its non-uniform class sampler."""
 import numpy as np
 
 from libc.stdint cimport uint64_t
@@ -86,6 +87,20 @@ cdef class RandomState:
                                                exclude, m, &o[0])
         return out
 
+    def sample_alias(self, AliasTable table not None, Py_ssize_t n):
+        """n draws with replacement from ``table``'s distribution.
+
+        The kernels' own draws (``alias_draw``), one after another.
+        """
+        out = np.empty(n, dtype=np.intp)
+        cdef Py_ssize_t[::1] o = out
+        cdef Py_ssize_t i
+        with nogil:
+            for i in range(n):
+                o[i] = alias_draw(&self.state, &table._prob[0],
+                                  &table._alias[0], table.n_classes)
+        return out
+
 
 def _rebuild(s0, s1, s2, s3):
     cdef RandomState r = RandomState.__new__(RandomState)
@@ -94,3 +109,141 @@ def _rebuild(s0, s1, s2, s3):
     r.state.s2 = s2
     r.state.s3 = s3
     return r
+
+
+def build_alias_table(weights):
+    """Walker's alias table of the distribution proportional to ``weights``.
+
+    Vose's O(n) construction (Vose 1991): the weights are scaled to mean
+    one; a column below one ("small") is filled up from a column above
+    ("large"), whose excess shrinks by what it gave, until every column
+    holds exactly one unit. Drawing is then O(1) (``alias_draw``): column k
+    uniformly, kept with probability ``prob[k]``, else ``alias[k]``. The
+    large column's new excess is computed as (large + small) - 1, the
+    order that keeps rounding from accumulating (Vose, Sec. 4); columns
+    left over at the end are one up to rounding and keep themselves.
+
+    Parameters
+    ----------
+    weights : array-like of shape (n,)
+        Non-negative, finite, with a positive sum.
+
+    Returns
+    -------
+    prob : ndarray of shape (n,), float64
+        Probability of keeping column k.
+    alias : ndarray of shape (n,), intp
+        The value column k gives otherwise.
+
+    Examples
+    --------
+    >>> from sksoftmax._random import build_alias_table
+    >>> prob, alias = build_alias_table([1.0, 3.0])
+    >>> prob.tolist(), alias.tolist()
+    ([0.5, 1.0], [1, 1])
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    if w.ndim != 1 or w.shape[0] == 0:
+        raise ValueError("weights must be a non-empty 1-D array")
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError("weights must be finite and non-negative")
+    total = w.sum()
+    if not total > 0:
+        raise ValueError("weights must have a positive sum")
+    cdef Py_ssize_t n = w.shape[0]
+    cdef double[::1] scaled = w * (n / total)
+    prob = np.empty(n, dtype=np.float64)
+    alias = np.empty(n, dtype=np.intp)
+    cdef double[::1] p = prob
+    cdef Py_ssize_t[::1] a = alias
+    cdef Py_ssize_t[::1] small = np.empty(n, dtype=np.intp)
+    cdef Py_ssize_t[::1] large = np.empty(n, dtype=np.intp)
+    cdef Py_ssize_t k, lo, hi, n_small = 0, n_large = 0
+    with nogil:
+        for k in range(n):
+            if scaled[k] < 1.0:
+                small[n_small] = k
+                n_small += 1
+            else:
+                large[n_large] = k
+                n_large += 1
+        while n_small > 0 and n_large > 0:
+            n_small -= 1
+            lo = small[n_small]
+            hi = large[n_large - 1]
+            p[lo] = scaled[lo]
+            a[lo] = hi
+            scaled[hi] = (scaled[hi] + scaled[lo]) - 1.0
+            if scaled[hi] < 1.0:
+                n_large -= 1
+                small[n_small] = hi
+                n_small += 1
+        while n_large > 0:
+            n_large -= 1
+            p[large[n_large]] = 1.0
+            a[large[n_large]] = large[n_large]
+        while n_small > 0:
+            n_small -= 1
+            p[small[n_small]] = 1.0
+            a[small[n_small]] = small[n_small]
+    return prob, alias
+
+
+cdef class AliasTable:
+    """A class distribution q and its alias table, for the kernels.
+
+    Kernels take one (or None for their uniform sampler), draw from it with
+    ``alias_draw`` and read ``q`` for their importance weights.
+
+    Parameters
+    ----------
+    weights : array-like of shape (n_classes,)
+        Non-negative, finite, positive sum; q = weights / sum(weights).
+
+    Attributes
+    ----------
+    q, prob, alias : ndarray of shape (n_classes,)
+        The distribution and its table (see ``build_alias_table``).
+    n_classes : int
+
+    Examples
+    --------
+    >>> from sksoftmax._random import AliasTable, RandomState
+    >>> table = AliasTable([1.0, 0.0, 3.0])
+    >>> table.q.tolist()
+    [0.25, 0.0, 0.75]
+    >>> int((RandomState(0).sample_alias(table, 1000) == 1).sum())
+    0
+    """
+
+    def __init__(self, weights):
+        prob, alias = build_alias_table(weights)
+        w = np.asarray(weights, dtype=np.float64)
+        self._set(w / w.sum(), prob, alias)
+
+    cdef _set(self, q, prob, alias):
+        self._q = q
+        self._prob = prob
+        self._alias = alias
+        self.n_classes = q.shape[0]
+
+    @property
+    def q(self):
+        return np.asarray(self._q)
+
+    @property
+    def prob(self):
+        return np.asarray(self._prob)
+
+    @property
+    def alias(self):
+        return np.asarray(self._alias)
+
+    def __reduce__(self):
+        return (_rebuild_alias_table, (self.q, self.prob, self.alias))
+
+
+def _rebuild_alias_table(q, prob, alias):
+    cdef AliasTable table = AliasTable.__new__(AliasTable)
+    table._set(np.asarray(q), np.asarray(prob), np.asarray(alias))
+    return table

@@ -6,11 +6,12 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseSoftmaxClassifier
+from ._class_sampler import SAMPLER_CONSTRAINTS, ClassSamplerMixin
 from ._sampled_fast import LOSSES, sampled_epoch32, sampled_epoch64
 from ._sgd_schedule import SCHEDULES
 
 
-class SampledSoftmaxClassifier(BaseSoftmaxClassifier):
+class SampledSoftmaxClassifier(ClassSamplerMixin, BaseSoftmaxClassifier):
     """Softmax regression fitted by a biased sampled-softmax loss.
 
     The O(D)-per-step methods that Fagan & Iyengar (2018) compare U-max and
@@ -42,7 +43,17 @@ class SampledSoftmaxClassifier(BaseSoftmaxClassifier):
     n_sampled_classes : int, default=5
         Classes m drawn per minibatch (the paper's m = 5). When it is at
         least the number of classes every class is used and the 'ove' and
-        'importance' losses are exact for that minibatch.
+        'importance' losses are exact for that minibatch (uniform sampler).
+    sampler : {'uniform', 'frequency'}, default='uniform'
+        'uniform': m distinct classes drawn uniformly from all classes
+        (the paper's setting). 'frequency': m classes drawn with
+        replacement with probability q_k proportional to
+        ``(class_count_[k] + 1) ** sampler_power``; class k's expected count
+        is then ``Q_k = m q_k`` and the losses use it in place of the
+        uniform ``m / K`` (see Notes).
+    sampler_power : float, default=1.0
+        Exponent of the class counts in the 'frequency' sampler; 0 samples
+        uniformly (with replacement).
     eta0 : float or 'auto', default='auto'
         Initial learning rate, applied to the minibatch mean of per-row
         gradients (the paper's eta / N scaling: its Table 2 values carry
@@ -51,7 +62,8 @@ class SampledSoftmaxClassifier(BaseSoftmaxClassifier):
         ``B / (c kappa)``: B the batch size (at most the rows), c the mean
         of ``||x_i||^2 + 1`` (the 1 only with intercepts), kappa the
         largest coefficient of a class in a row's loss gradient, K / m for
-        'ove' (its estimator weight times a sigmoid) and 1 for 'nce' and
+        'ove' (its estimator weight times a sigmoid; 'frequency':
+        ``max_k 1 / (m q_k)``) and 1 for 'nce' and
         'importance' (sigmoids and softmax probabilities). The step follows
         the minibatch mean, so with sparse rows a row's own scores move by
         about eta c kappa / B per step: 'auto' makes that one.
@@ -87,6 +99,22 @@ feature_names_in_, validation_loss_
     UMaxSoftmaxClassifier, ImplicitSGDClassifier : unbiased methods at the
         same cost per step.
 
+    Notes
+    -----
+    With ``sampler='frequency'`` each draw k_j of the minibatch's m stands
+    for ``1 / Q_kj = 1 / (m q_kj)`` classes, and a draw equal to a row's
+    class is still left out of that row. 'ove' weights its sampled terms
+    by ``1 / (m q_kj)``, so that its estimate of the bound's sum over
+    k != y stays unbiased, ``E_q[[k != y] l_k / q_k] = sum_{k != y} l_k``
+    (the uniform sampler's ``K / m`` is the same ``1 / Q_k``); 'nce' takes
+    q as its noise distribution, logits ``s_k - log(m q_k)`` for the true
+    and the noise classes; 'importance' is TensorFlow's sampled softmax
+    with ``unique=False``, the softmax over the true class and the draws of
+    ``s_k - log(m q_k)``, the true class corrected too. Unlike the uniform
+    case that correction does not cancel, and 'importance' does not tend
+    to the log-loss as m grows (the true logit keeps its
+    ``-log(m q_y)``): it remains a biased baseline.
+
     References
     ----------
     M. Titsias, "One-vs-each approximation to softmax for scalable
@@ -114,6 +142,7 @@ feature_names_in_, validation_loss_
         "loss": [StrOptions(set(LOSSES))],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "n_sampled_classes": [Interval(Integral, 1, None, closed="left")],
+        **SAMPLER_CONSTRAINTS,
     }
 
     def __init__(
@@ -122,6 +151,8 @@ feature_names_in_, validation_loss_
         batch_size=100,
         n_sampled_classes=5,
         *,
+        sampler="uniform",
+        sampler_power=1.0,
         eta0="auto",
         learning_rate="exponential",
         decay=0.9,
@@ -141,6 +172,8 @@ feature_names_in_, validation_loss_
         self.loss = loss
         self.batch_size = batch_size
         self.n_sampled_classes = n_sampled_classes
+        self.sampler = sampler
+        self.sampler_power = sampler_power
         self.eta0 = eta0
         self.learning_rate = learning_rate
         self.decay = decay
@@ -173,7 +206,10 @@ feature_names_in_, validation_loss_
             order,
             LOSSES[self.loss],
             self.batch_size,
-            min(self.n_sampled_classes, self.classes_.shape[0]),
+            # distinct classes (uniform) or draws with replacement
+            self.n_sampled_classes
+            if self.sampler == "frequency"
+            else min(self.n_sampled_classes, self.classes_.shape[0]),
             SCHEDULES[self.learning_rate].code,
             eta_epoch,
             self.eta0_,
@@ -182,6 +218,7 @@ feature_names_in_, validation_loss_
             self.alpha,
             self.fit_intercept,
             self.shuffle,
+            self._class_sampler(),
         )
         if status != 0:
             self._raise_divergence(
@@ -193,8 +230,12 @@ feature_names_in_, validation_loss_
         """eta0='auto': B / (c kappa) (see eta0)."""
         n_classes = self.classes_.shape[0]
         kappa = 1.0
-        if self.loss == "ove":
+        table = self._class_sampler()
+        if self.loss == "ove" and table is None:
             kappa = n_classes / min(self.n_sampled_classes, n_classes)
+        elif self.loss == "ove":
+            # the estimator weight 1 / (m q_k) of the rarest class
+            kappa = 1.0 / (self.n_sampled_classes * np.min(table.q))
         n_rows = self._row_norm_stats[2]
         return min(self.batch_size, max(n_rows, 1.0)) / (curvature * kappa)
 

@@ -6,13 +6,14 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseSoftmaxClassifier, DoubleSumSoftmaxClassifier
+from ._class_sampler import SAMPLER_CONSTRAINTS, ClassSamplerMixin
 from ._sgd_schedule import SCHEDULES
 from ._umax_fast import umax_epoch32, umax_epoch64
 
 _STATUS_OVERFLOW, _STATUS_NONFINITE = 1, 2
 
 
-class UMaxSoftmaxClassifier(DoubleSumSoftmaxClassifier):
+class UMaxSoftmaxClassifier(ClassSamplerMixin, DoubleSumSoftmaxClassifier):
     """Softmax regression fitted by U-max (Fagan & Iyengar 2018, Alg. 2).
 
     Minimises the mean log-loss ``-log p(y_i | x_i)`` of a linear softmax
@@ -29,8 +30,8 @@ class UMaxSoftmaxClassifier(DoubleSumSoftmaxClassifier):
     Parameters
     ----------
     n_sampled_classes : int, default=5
-        Classes m drawn (uniformly, with replacement, never the true class)
-        per row and step; the paper's m = 5.
+        Classes m drawn with replacement per row and step (the paper's
+        m = 5), by ``sampler``.
     delta : float or None, default=1.0
         U-max threshold; ``None`` turns the increase of ``u_i`` off, which is
         plain SGD on the double sum (the paper's "vanilla" baseline, known to
@@ -42,14 +43,27 @@ class UMaxSoftmaxClassifier(DoubleSumSoftmaxClassifier):
         gradients are larger; kept for the paper's Fig. 3 comparison. The
         U-max rule, clipping and bounds act on u_i = u_bar_i - s_yi at the
         current W in both.
+    sampler : {'uniform', 'frequency'}, default='uniform'
+        How the classes are drawn. 'uniform': uniformly from the classes
+        other than the row's (the paper's sampler). 'frequency': from all
+        classes with probability q_k proportional to
+        ``(class_count_[k] + 1) ** sampler_power``, each draw weighted by
+        ``1 / (m q_k)`` so that the gradient stays unbiased (see Notes);
+        frequent classes, whose terms are usually the large ones, are then
+        sampled more often.
+    sampler_power : float, default=1.0
+        Exponent of the class counts in the 'frequency' sampler; 0 samples
+        uniformly from all classes (the row's own included).
     eta0 : float or 'auto', default='auto'
         Initial learning rate. 'auto' takes ``1 / (c kappa)`` from the data
         (the value used is ``eta0_``): c the mean of ``||x_i||^2 + 1`` (the
         1 only with intercepts), kappa the largest step coefficient of a
-        class at the class-prior start, ``max(1, max_k p_k / (m q_k))``
-        with p the class frequencies and q the sampling probabilities (for
-        uniform draws ``(K - 1) max_k p_k / m``): no class score moves by
-        much more than one in a step. A float is used as it is; the paper
+        class, ``max(1, max_k p_k / (m q_k), 0.1 max_k 1 / (m q_k))`` with
+        p the class frequencies and q the sampling probabilities (for
+        uniform draws about ``0.1 (K - 1) / m``): no score of a class at
+        its prior frequency or predicted with probability up to 0.1 moves
+        by much more than one in a step (derivation in ``_auto_eta0``).
+        A float is used as it is; the paper
         scales its loss by N and its rate by 1/N, here the loss is per row
         (the paper's eta0 * N), so its Table 2 values carry over unchanged.
     learning_rate : {'exponential', 'constant', 'invscaling'}, \
@@ -143,6 +157,24 @@ class UMaxSoftmaxClassifier(DoubleSumSoftmaxClassifier):
     so far). At many skewed classes this start is far better than the
     uniform model, whose log-loss is log K.
 
+    With ``sampler='frequency'`` the m classes k_1..k_m are drawn
+    independently from q over all K classes, so the row's own class y_i
+    may come up. Since ``E_q[[k != y_i] e^{d_k - u_i} / q_k]`` is the sum
+    over k != y_i of ``e^{d_k - u_i}`` (d_k = x_i.(w_k - w_yi) + b_k -
+    b_yi), the paper's estimate ``(K-1)/m sum_j e^{d_kj - u_i}`` of the
+    inner sum of eq. 6 becomes ``1/m sum_j [k_j != y_i] e^{d_kj - u_i} /
+    q_kj``, unbiased as well: a draw of y_i contributes nothing (no
+    rejection loop), class k_j's gradient coefficient is
+    ``e^{d_kj - u_i} / (m q_kj)``, the true class's minus their sum, and
+    u_i's gradient and ``loss_curve_`` use the same estimate. The U-max
+    rule sums over the distinct classes drawn other than y_i: Alg. 2 may
+    raise u_i to ``log(1 + sum_{k in C} e^{d_k})`` because, C being a set
+    of classes other than y_i, that never exceeds u_i's optimum
+    ``log(1 + sum_{k != y_i} e^{d_k})``, while a sum over the draws, with
+    the frequent classes drawn repeatedly, could. q is rebuilt from
+    ``class_count_`` once per ``fit`` and once per ``partial_fit`` call
+    (an O(K) alias table; each draw is then O(1)).
+
     References
     ----------
     F. Fagan, G. Iyengar, "Unbiased scalable softmax optimization",
@@ -163,6 +195,7 @@ class UMaxSoftmaxClassifier(DoubleSumSoftmaxClassifier):
         "n_sampled_classes": [Interval(Integral, 1, None, closed="left")],
         "delta": [Interval(Real, 0, None, closed="neither"), None],
         "formulation": [StrOptions({"proposed", "raman"})],
+        **SAMPLER_CONSTRAINTS,
     }
 
     def __init__(
@@ -171,6 +204,8 @@ class UMaxSoftmaxClassifier(DoubleSumSoftmaxClassifier):
         delta=1.0,
         *,
         formulation="proposed",
+        sampler="uniform",
+        sampler_power=1.0,
         eta0="auto",
         learning_rate="exponential",
         decay=0.9,
@@ -190,6 +225,8 @@ class UMaxSoftmaxClassifier(DoubleSumSoftmaxClassifier):
         self.n_sampled_classes = n_sampled_classes
         self.delta = delta
         self.formulation = formulation
+        self.sampler = sampler
+        self.sampler_power = sampler_power
         self.eta0 = eta0
         self.learning_rate = learning_rate
         self.decay = decay
@@ -250,6 +287,7 @@ class UMaxSoftmaxClassifier(DoubleSumSoftmaxClassifier):
             weight_log_k,
             self.fit_intercept,
             self.shuffle,
+            self._class_sampler(),
         )
         if status == _STATUS_OVERFLOW:
             self._raise_divergence(
@@ -272,8 +310,12 @@ class UMaxSoftmaxClassifier(DoubleSumSoftmaxClassifier):
     def _sampling_probabilities(self):
         """q_k, the probability that one draw of a row's step is class k.
 
-        Uniform draws exclude the row's own class: q_k = 1 / (K - 1).
+        Uniform draws exclude the row's own class: q_k = 1 / (K - 1);
+        'frequency' draws take q from the class counts.
         """
+        table = self._class_sampler()
+        if table is not None:
+            return np.asarray(table.q)
         n_classes = self.classes_.shape[0]
         return np.full(n_classes, 1.0 / (n_classes - 1))
 

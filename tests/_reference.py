@@ -12,6 +12,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
+from sksoftmax._random import AliasTable
+
 
 def clone_rng(rng):
     """An independent generator in the same state."""
@@ -69,10 +71,14 @@ def umax_epoch_reference(
     weight_log_k=np.inf,
     fit_intercept=True,
     shuffle=True,
+    sampler=None,
 ):
     """One epoch of Alg. 2 of Fagan & Iyengar (2018) on the per-row loss.
 
-    Returns (W, b, u, objective_sum, weight_sum, t), all new arrays.
+    ``sampler``: None (uniform over the classes other than y_i, weight
+    (K-1)/m) or an AliasTable of q over all classes (weight 1/(m q_k),
+    none for a draw of y_i). Returns (W, b, u, objective_sum, weight_sum,
+    t), all new arrays.
     """
     X = dense(X).astype(np.float64)
     W, b, u = W.astype(np.float64), b.astype(np.float64), u.astype(np.float64)
@@ -83,33 +89,45 @@ def umax_epoch_reference(
     for i in order:
         t += 1
         eta = eta0 / t**power_t if schedule == "invscaling" else eta_epoch
-        ks = rng.sample_classes(K, y[i], m, True)
+        if sampler is None:
+            ks = rng.sample_classes(K, y[i], m, True)
+            weight = np.full(m, ratio)
+        else:
+            ks = rng.sample_alias(sampler, m)
+            weight = np.where(ks == y[i], 0.0, 1 / (m * sampler.q[ks]))
         x, s = X[i], sw[i]
         scores = W @ x + b
         d = scores[ks] - scores[y[i]]
-        lse = np.logaddexp.reduce(np.concatenate([[0.0], d]))
+        # the U-max rule over the sampled classes other than y_i (with q:
+        # each distinct class once)
+        d_rule = d[ks != y[i]]
+        if sampler is not None:
+            _, first = np.unique(ks[ks != y[i]], return_index=True)
+            d_rule = d_rule[first]
+        lse = np.logaddexp.reduce(np.concatenate([[0.0], d_rule]))
         # Raman et al.'s variable u_bar = u + s_y, read at the current W
         ui = u[i] - scores[y[i]] if raman else u[i]
         if init_u or (not vanilla and ui < lse - delta):
             ui = lse
-        e = np.exp(d - ui)
+        # weighted terms of the estimate of sum_{k != y} e^{d_k - u}
+        e = weight * np.exp(d - ui)
         total = e.sum()
-        obj += s * (ui + np.exp(-ui) + ratio * total - 1)
+        obj += s * (ui + np.exp(-ui) + total - 1)
         wsum += s
         if s != 0:
             grad_W = np.zeros_like(W)
             grad_b = np.zeros_like(b)
             for j, k in enumerate(ks):
-                grad_W[k] += ratio * e[j] * x
-                grad_b[k] += ratio * e[j]
+                grad_W[k] += e[j] * x
+                grad_b[k] += e[j]
             # the true class: eq. 7, or eq. 8's (e^{s_y - u_bar} - 1) x
-            g_y = (np.exp(-ui) - 1) if raman else -ratio * total
+            g_y = (np.exp(-ui) - 1) if raman else -total
             grad_W[y[i]] += g_y * x
             grad_b[y[i]] += g_y
             W = max(0.0, 1 - eta * alpha * s) * W - eta * s * grad_W
             if fit_intercept:
                 b = b - eta * s * grad_b
-            ui = ui - eta * s * (1 - np.exp(-ui) - ratio * total)
+            ui = ui - eta * s * (1 - np.exp(-ui) - total)
         ui = max(ui, 0.0)
         if alpha > 0:
             ui = min(ui, bound_u, weight_log_k / s if s > 0 else np.inf)
@@ -149,12 +167,15 @@ def sampled_epoch_reference(
     alpha=0.0,
     fit_intercept=True,
     shuffle=True,
+    sampler=None,
 ):
     """One epoch of minibatch SGD on the OVE / NCE / importance loss.
 
     Each loss is written out as its formula and differentiated by hand in
     the plainest way (full score vectors, masks); returns
-    (W, b, objective_sum, weight_sum, t), all new arrays.
+    (W, b, objective_sum, weight_sum, t), all new arrays. ``sampler``:
+    None (m distinct classes, expected counts Q_k = m/K) or an AliasTable
+    of q (m draws with replacement, Q_k = m q_k).
     """
     X = dense(X).astype(np.float64)
     W, b = W.astype(np.float64), b.astype(np.float64)
@@ -170,29 +191,37 @@ def sampled_epoch_reference(
             else eta_epoch
         )
         t += len(rows)
-        S = rng.sample_classes(K + 1, K, m, False)
+        if sampler is None:
+            S = rng.sample_classes(K + 1, K, m, False)
+            log_Q = np.full(K, log_q)
+        else:
+            S = rng.sample_alias(sampler, m)
+            log_Q = np.log(m * sampler.q)
         grad_W, grad_b = np.zeros_like(W), np.zeros_like(b)
         for i in rows:
             x, s, yi = X[i], sw[i], y[i]
             scores = W @ x + b
             ks = S[S != yi]
             g = np.zeros(K)
+            # a class drawn twice has two terms: accumulate, not assign
             if loss == "ove":
                 z = scores[ks] - scores[yi]
-                value = K / m * np.logaddexp(0, z).sum()
-                g[ks] = K / m / (1 + np.exp(-z))
-                g[yi] = -g[ks].sum()
+                value = (np.exp(-log_Q[ks]) * np.logaddexp(0, z)).sum()
+                np.add.at(g, ks, np.exp(-log_Q[ks]) / (1 + np.exp(-z)))
+                g[yi] = -g.sum()
             elif loss == "nce":
-                zy, zk = scores[yi] - log_q, scores[ks] - log_q
+                zy = scores[yi] - log_Q[yi]
+                zk = scores[ks] - log_Q[ks]
                 value = np.logaddexp(0, -zy) + np.logaddexp(0, zk).sum()
                 g[yi] = -1 / (1 + np.exp(zy))
-                g[ks] = 1 / (1 + np.exp(-zk))
+                np.add.at(g, ks, 1 / (1 + np.exp(-zk)))
             else:
                 sub = np.concatenate([[scores[yi]], scores[ks]])
+                sub = sub - log_Q[np.concatenate([[yi], ks])]
                 p = np.exp(sub - np.logaddexp.reduce(sub))
                 value = -np.log(p[0])
                 g[yi] = p[0] - 1
-                g[ks] = p[1:]
+                np.add.at(g, ks, p[1:])
             obj += s * value
             wsum += s
             grad_W += s * np.outer(g, x)
@@ -769,3 +798,61 @@ def sbm_lowrank_epoch_reference(
         theta = new
     W, b, nll = _sbm_unpack(theta, b, X, y, fit_intercept)
     return W, b, V, sig, Dg, mu, n_used, float(nll @ sw), float(sw.sum())
+
+
+# ------------------------------------------- unbiasedness of sampled steps
+# K = 7 classes with very unequal counts: q spans a factor of 400
+SAMPLER_COUNTS = np.array([400.0, 150, 60, 25, 10, 3, 0])
+
+
+def gradient_problem(seed=0):
+    """Rows x_i, labels (the most frequent class, a middling and a rare
+    one), W, b and u_i a little above each row's log-normaliser."""
+    rng = np.random.default_rng(seed)
+    K, d = len(SAMPLER_COUNTS), 4
+    X = rng.standard_normal((3, d))
+    y = np.array([0, 3, 5], dtype=np.intp)
+    W = 0.5 * rng.standard_normal((K, d))
+    b = 0.3 * rng.standard_normal(K)
+    S = X @ W.T + b
+    lse = np.logaddexp.reduce(S - S[np.arange(3), y][:, None], axis=1)
+    return X, y, W, b, lse + 0.2
+
+
+def sampler_table(sampler):
+    """None (uniform) or the alias table of SAMPLER_COUNTS + 1."""
+    return None if sampler == "uniform" else AliasTable(SAMPLER_COUNTS + 1)
+
+
+def double_sum_gradient(x, y, W, b, u, s=1.0):
+    """f_i = u + e^{-u} + sum_{k != y} e^{d_k - u} - 1 (eq. 6, per row,
+    weight s) and its gradient in (W, b, u), flattened in that order."""
+    d = W @ x + b
+    d = d - d[y]
+    e = np.exp(d - u)
+    e[y] = 0.0
+    g_W = np.outer(e, x)
+    g_W[y] = -e.sum() * x
+    g_b = e.copy()
+    g_b[y] = -e.sum()
+    f = u + np.exp(-u) + e.sum() - 1
+    grad = np.concatenate([g_W.ravel(), g_b, [1 - np.exp(-u) - e.sum()]])
+    return s * f, s * grad
+
+
+def monte_carlo_z(samples, exact):
+    """z-scores (mean - exact) / standard error, per coordinate.
+
+    ``samples`` has one draw per row. The standard error comes from the
+    sample itself; coordinates that never vary must equal ``exact`` to
+    rounding and get z = 0 (or inf if they do not).
+    """
+    samples = np.asarray(samples, dtype=np.float64)
+    mean = samples.mean(axis=0)
+    se = samples.std(axis=0, ddof=1) / np.sqrt(samples.shape[0])
+    diff = mean - exact
+    scale = 1e-9 * np.maximum(1.0, np.abs(exact))
+    fixed = se <= scale
+    z = np.where(fixed, 0.0, diff / np.where(fixed, 1.0, se))
+    z[fixed & (np.abs(diff) > scale)] = np.inf
+    return z

@@ -20,6 +20,13 @@ ESTIMATORS = [
     SampledSoftmaxClassifier(loss="ove", random_state=0),
     SampledSoftmaxClassifier(loss="nce", random_state=0),
     SampledSoftmaxClassifier(loss="importance", random_state=0),
+    UMaxSoftmaxClassifier(sampler="frequency", random_state=0),
+    ImplicitSGDClassifier(
+        n_sampled_classes=2, sampler="frequency", random_state=0
+    ),
+    SampledSoftmaxClassifier(
+        loss="nce", sampler="frequency", sampler_power=0.5, random_state=0
+    ),
     SCENTClassifier(random_state=0),
     SCENTClassifier(
         loss="bsgd",

@@ -21,15 +21,25 @@ from sksoftmax._implicit_fast import (
     implicit_epoch64,
     solve_u_py,
 )
-from sksoftmax._random import RandomState
+from sksoftmax._random import AliasTable, RandomState
 from sksoftmax._weight_matrix import make_weight_matrix
 
-from _reference import clone_rng, dense
+from _reference import (
+    clone_rng,
+    dense,
+    double_sum_gradient,
+    gradient_problem,
+    monte_carlo_z,
+    sampler_table,
+)
 
 
-def _f_and_grad(theta, x, y, ks, K, s, alpha, fit_intercept, shape):
+def _f_and_grad(
+    theta, x, y, ks, K, s, alpha, fit_intercept, shape, weights=None
+):
     """f_iC of one row and sampled classes C (per-row loss, weight s, full
-    ridge, each sampled term weighted (K-1)/m) and its gradient.
+    ridge, each sampled term weighted (K-1)/m, or ``weights[j]``) and its
+    gradient.
 
     theta = (u, W.ravel(), b); the plain NumPy reference of the objective the
     implicit step minimises.
@@ -38,11 +48,12 @@ def _f_and_grad(theta, x, y, ks, K, s, alpha, fit_intercept, shape):
     u = theta[0]
     W = theta[1 : 1 + n_cls * d].reshape(n_cls, d)
     b = theta[1 + n_cls * d :]
-    ratio = (K - 1) / len(ks)
+    if weights is None:
+        weights = np.full(len(ks), (K - 1) / len(ks))
     gW = s * alpha * W
     gb = np.zeros(n_cls)
     total = 0.0
-    for k in ks:
+    for k, ratio in zip(ks, weights):
         z = x @ (W[k] - W[y]) + (b[k] - b[y] if fit_intercept else 0.0)
         ez = ratio * np.exp(z - u)
         total += ez
@@ -259,3 +270,112 @@ def test_partial_fit_once_equals_one_epoch_and_verbose(small, capsys):
     out = capsys.readouterr().out
     assert "root-finder evaluations/step" in out
     assert 1.0 <= b.n_evals_per_step_ < 20
+
+
+def _implicit_step(X, y, s, W, b, u, rng, m, eta, alpha, fit_intercept, table):
+    """One kernel step on a one-row dataset; the new (W, b, u)."""
+    coef, intercept, u_new = W.copy(), b.copy(), u.copy()
+    wm = make_weight_matrix(coef, intercept)
+    kernel = implicit_epoch64 if W.dtype == np.float64 else implicit_epoch32
+    status, *_ = kernel(
+        make_dataset(X, np.array([s])), wm, y, u_new, rng,
+        np.zeros(1, dtype=np.intp), m, False, 0, eta, eta, 0.5, 0, alpha,
+        fit_intercept, False, table,
+    )
+    assert status == 0
+    wm.fold_scale()
+    return coef, intercept, u_new
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("fmt", ["dense", "csr"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("alpha,fit_intercept", [(0.0, True), (0.3, False)])
+@pytest.mark.parametrize("m", [1, 3, 9])
+def test_frequency_step_is_the_proximal_point(fmt, dtype, alpha,
+                                             fit_intercept, m):
+    """With q, the step minimises 2 eta f + ||theta - theta_old||^2 for the
+    f whose draw k_j has weight 1/(m q_kj), or none if k_j = y (duplicates
+    merged in the kernel, separate terms here: the same f). m = 9 > K - 1
+    draws many duplicates; the last weights make every draw a hit."""
+    rng = np.random.default_rng(2)
+    K, d = 4, 5
+    tol = 1e-9 if dtype == np.float64 else 2e-4
+    tables = [
+        AliasTable([40.0, 10.0, 3.0, 1.0]),
+        AliasTable([1.0, 1.0, 1.0, 1.0]),
+        AliasTable([1.0, 0.0, 0.0, 0.0]),  # y = 0 below: hits only
+    ]
+    n_hits = n_terms = 0
+    for trial in range(9):
+        table = tables[trial % 3]
+        x = rng.normal(size=(1, d)) * (3.0 if trial % 2 else 0.5)
+        X = (sp.csr_matrix(x) if fmt == "csr" else x).astype(dtype)
+        y = np.array([0 if trial % 3 == 2 else trial % K], dtype=np.intp)
+        s = rng.uniform(0.5, 2.0)
+        W0 = rng.normal(size=(K, d)).astype(dtype)
+        b0 = (rng.normal(size=K) if fit_intercept else np.zeros(K)).astype(
+            dtype
+        )
+        u0 = np.array([abs(rng.normal()) * 2])
+        eta = 10 ** rng.uniform(-2, 2)
+        rng_k = RandomState(trial)
+        ks = clone_rng(rng_k).sample_alias(table, m)
+        weights = np.where(ks == y[0], 0.0, 1 / (m * table.q[ks]))
+        n_hits += int((ks == y[0]).sum())
+        n_terms += int((ks != y[0]).sum())
+        coef, intercept, u = _implicit_step(
+            X, y, s, W0, b0, u0, rng_k, m, eta, alpha, fit_intercept, table
+        )
+        theta_old = np.concatenate(
+            [u0, W0.ravel().astype(float), b0.astype(float)]
+        )
+        theta_new = np.concatenate(
+            [u, coef.ravel().astype(float), intercept.astype(float)]
+        )
+        xd = dense(X)[0].astype(float)
+        args = (xd, y[0], ks, K, s, alpha, fit_intercept, (K, d), weights)
+        _, grad = _f_and_grad(theta_new, *args)
+        assert_allclose(
+            theta_new,
+            theta_old - eta * grad,
+            rtol=tol,
+            atol=tol * max(1.0, np.abs(theta_old).max()),
+        )
+    assert n_hits > 0 and n_terms > 0
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("sampler", ["uniform", "frequency"])
+def test_small_implicit_steps_follow_the_full_gradient(sampler):
+    """m = 1: (theta - theta') / eta = grad f_ik(theta'), which tends to
+    the stochastic gradient at theta as eta -> 0; its mean over many draws
+    at eta = 1e-7 equals the exact gradient of the row's double-sum term
+    within Monte Carlo error (the O(eta) remainder is far below it)."""
+    X, y, W, b, u = gradient_problem()
+    table = sampler_table(sampler)
+    rng = RandomState(1)
+    eta, n_draws = 1e-7, 20000
+    worst = 0.0
+    for i in range(X.shape[0]):
+        _, g_exact = double_sum_gradient(X[i], y[i], W, b, u[i])
+        steps = np.empty((n_draws, g_exact.size))
+        for r in range(n_draws):
+            coef, intercept, u_r = _implicit_step(
+                X[i : i + 1], y[i : i + 1], 1.0, W, b, u[i : i + 1], rng, 1,
+                eta, 0.0, True, table,
+            )
+            steps[r, : W.size] = (W - coef).ravel() / eta
+            steps[r, W.size : -1] = (b - intercept) / eta
+            steps[r, -1] = (u[i] - u_r[0]) / eta
+        worst = max(worst, np.abs(monte_carlo_z(steps, g_exact)).max())
+    assert worst < 4.5, worst
+
+
+def test_frequency_sampler_allows_more_draws_than_classes(small):
+    X, y = small  # four classes
+    clf = ImplicitSGDClassifier(
+        n_sampled_classes=6, sampler="frequency", tol=None, random_state=0,
+    ).fit(X, y)
+    assert np.isfinite(clf.coef_).all()
+    assert clf.log_loss(X, y) < 0.9 * np.log(4)

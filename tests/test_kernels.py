@@ -6,12 +6,18 @@ import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy import stats
 
+from sksoftmax._class_sampler import frequency_weights
 from sksoftmax._dataset import make_dataset
-from sksoftmax._random import RandomState
+from sksoftmax._random import AliasTable, RandomState, build_alias_table
 from sksoftmax._umax_fast import umax_epoch32, umax_epoch64
 from sksoftmax._weight_matrix import make_weight_matrix
 
-from _reference import clone_rng, random_problem, umax_epoch_reference
+from _reference import (
+    clone_rng,
+    random_problem,
+    sampler_table,
+    umax_epoch_reference,
+)
 
 pytestmark = pytest.mark.kernel
 
@@ -159,6 +165,99 @@ def test_class_sampler_rejects_impossible_requests():
         r.sample_classes(1, 0, 1, True)
 
 
+# ----------------------------------------------------------- alias table
+def _table_distribution(prob, alias):
+    """The distribution an alias table draws from, exactly."""
+    n = prob.shape[0]
+    p = prob.copy()
+    np.add.at(p, alias, 1.0 - prob)
+    return p / n
+
+
+def test_alias_table_reproduces_q():
+    rng = np.random.default_rng(0)
+    for weights in [
+        rng.exponential(size=1000) ** 3,  # very unequal
+        np.r_[np.zeros(5), rng.uniform(size=20), 0.0],  # zero weights
+        np.ones(17),
+        [2.0],
+    ]:
+        weights = np.asarray(weights, dtype=float)
+        prob, alias = build_alias_table(weights)
+        assert prob.dtype == np.float64 and alias.dtype == np.intp
+        assert np.all((0 <= prob) & (prob <= 1))
+        assert_allclose(
+            _table_distribution(prob, alias),
+            weights / weights.sum(),
+            rtol=1e-12,
+            atol=1e-15,
+        )
+        zero = weights == 0
+        assert np.all(prob[zero] == 0) and not np.any(zero[alias])
+    for bad in [[], [1.0, -1.0], [0.0, 0.0], [1.0, np.nan], [[1.0]]]:
+        with pytest.raises(ValueError, match="weights"):
+            build_alias_table(bad)
+
+
+def test_alias_draws_follow_q():
+    # very unequal weights, and one class that must never come up
+    weights = np.array([400.0, 150, 60, 25, 10, 3, 1, 0.0])
+    table = AliasTable(weights)
+    assert_allclose(table.q, weights / weights.sum())
+    draws = RandomState(5).sample_alias(table, 1_000_000)
+    counts = np.bincount(draws, minlength=len(weights))
+    assert counts[-1] == 0
+    expected = 1_000_000 * table.q[:-1]
+    assert stats.chisquare(counts[:-1], expected).pvalue > 1e-3
+
+
+def test_alias_draw_is_one_integer_and_one_uniform():
+    """Each draw takes rng_randint(K) then rng_uniform, whichever branch:
+    the stream, and so every later draw, does not depend on q."""
+    table = AliasTable([5.0, 1.0, 0.5, 3.0])
+    a = RandomState(9)
+    b = clone_rng(a)
+    draws = a.sample_alias(table, 200)
+    expected = []
+    for _ in range(200):
+        k = b.randint(4, 1)[0]
+        keep = b.uniform(1)[0] < table.prob[k]
+        expected.append(k if keep else table.alias[k])
+    assert_array_equal(draws, expected)
+    assert_array_equal(a.uniform(3), b.uniform(3))
+
+
+def test_frequency_power_zero_is_uniform_over_all_classes():
+    counts = np.array([900.0, 90, 9, 0, 0, 1])
+    table = AliasTable(frequency_weights(counts, 0.0))
+    assert_array_equal(table.q, np.full(6, 1 / 6))
+    # every column keeps itself: a draw is rng_randint(K)
+    assert_array_equal(table.prob, 1.0)
+    assert_array_equal(table.alias, np.arange(6))
+    draws = RandomState(2).sample_alias(table, 60000)
+    assert stats.chisquare(np.bincount(draws, minlength=6)).pvalue > 1e-3
+    # and power 1 is proportional to the counts plus one
+    assert_allclose(
+        AliasTable(frequency_weights(counts, 1.0)).q,
+        (counts + 1) / (counts + 1).sum(),
+    )
+    # a huge power does not overflow: all mass on the largest count
+    assert_allclose(frequency_weights(counts, 1e4), [1, 0, 0, 0, 0, 0])
+
+
+def test_alias_table_pickles():
+    import pickle
+
+    table = AliasTable([1.0, 2.0, 3.0])
+    again = pickle.loads(pickle.dumps(table))
+    for attr in ("q", "prob", "alias"):
+        assert_array_equal(getattr(again, attr), getattr(table, attr))
+    assert_array_equal(
+        RandomState(1).sample_alias(again, 50),
+        RandomState(1).sample_alias(table, 50),
+    )
+
+
 # ---------------------------------------------------------- U-max kernel
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -285,3 +384,73 @@ def test_umax_kernel_reports_overflow_for_vanilla():
         False,
     )
     assert status == 1 and value > 700
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "alpha,fit_intercept", [(0.0, True), (0.05, False)]
+)
+@pytest.mark.parametrize(
+    "vanilla,raman", [(False, False), (True, False), (False, True)]
+)
+@pytest.mark.parametrize("m", [1, 4])
+def test_umax_epoch_with_frequency_sampler_matches_reference(
+    fmt, dtype, alpha, fit_intercept, vanilla, raman, m
+):
+    X, y, sw = _problem(fmt, dtype)
+    K, d = 7, X.shape[1]
+    rng0 = np.random.default_rng(6)
+    W = (0.3 * rng0.standard_normal((K, d))).astype(dtype)
+    b = (0.1 * rng0.standard_normal(K)).astype(dtype)
+    u = np.abs(rng0.standard_normal(X.shape[0]))
+    bound_w, bound_u = (1.5, 3.0) if alpha > 0 else (np.inf, np.inf)
+    weight_log_k = sw.sum() * np.log(K) if alpha > 0 else np.inf
+    # weights 1/(m q_k) reach 655 / m: a small rate keeps vanilla SGD finite
+    table = sampler_table("frequency")
+    ds = make_dataset(X, sw)
+    rng = RandomState(12)
+    ref_rng = clone_rng(rng)
+    coef, intercept, u_k = W.copy(), b.copy(), u.copy()
+    wm = make_weight_matrix(coef, intercept)
+    kernel = umax_epoch64 if dtype == np.float64 else umax_epoch32
+    n_hits = 0
+    for epoch, init_u in enumerate([True, False]):
+        status, obj, wsum, t, _, _ = kernel(
+            ds, wm, y, u_k, rng, np.arange(X.shape[0], dtype=np.intp), m,
+            1.0, vanilla, raman, init_u, 0, 0.005, 0.5, 0.5,
+            epoch * X.shape[0], alpha, bound_w, bound_u, weight_log_k,
+            fit_intercept, True, table,
+        )
+        assert status == 0
+        draws = clone_rng(ref_rng)
+        W, b, u, obj_ref, wsum_ref, t_ref = umax_epoch_reference(
+            X, y, sw, W, b, u, ref_rng, m=m, delta=1.0, vanilla=vanilla,
+            raman=raman, init_u=init_u, eta_epoch=0.005,
+            t=epoch * X.shape[0], alpha=alpha, bound_w=bound_w,
+            bound_u=bound_u, weight_log_k=weight_log_k,
+            fit_intercept=fit_intercept, sampler=table,
+        )
+        order = draws.permutation(X.shape[0])
+        ks = draws.sample_alias(table, m * X.shape[0]).reshape(-1, m)
+        n_hits += int((ks == y[order][:, None]).sum())
+        assert_allclose(wm.true_coef(), W, rtol=RTOL[dtype], atol=RTOL[dtype])
+        assert_allclose(intercept, b, rtol=RTOL[dtype], atol=RTOL[dtype])
+        assert_allclose(u_k, u, rtol=RTOL[dtype], atol=RTOL[dtype])
+        assert_allclose(obj, obj_ref, rtol=RTOL[dtype])
+        assert_allclose(wm.sq_norm, (W**2).sum(), rtol=RTOL[dtype] * 10)
+        assert wsum == pytest.approx(wsum_ref) and t == t_ref
+    # the test covers draws of the row's own class
+    assert n_hits > 0
+
+
+def test_kernels_reject_a_sampler_of_another_size():
+    X, y, sw = _problem("csr", np.float64)
+    wm = make_weight_matrix(np.zeros((7, X.shape[1])), np.zeros(7))
+    with pytest.raises(ValueError, match="sampler has 6 classes"):
+        umax_epoch64(
+            make_dataset(X, sw), wm, y, np.zeros(X.shape[0]), RandomState(0),
+            np.arange(X.shape[0], dtype=np.intp), 2, 1.0, False, False,
+            True, 0, 0.1, 0.1, 0.5, 0, 0.0, np.inf, np.inf, np.inf, True,
+            False, AliasTable(np.ones(6)),
+        )

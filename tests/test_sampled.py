@@ -7,7 +7,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 from sksoftmax import DivergenceError, SampledSoftmaxClassifier
 from sksoftmax._dataset import make_dataset
-from sksoftmax._random import RandomState
+from sksoftmax._random import AliasTable, RandomState
 from sksoftmax._sampled_fast import LOSSES, sampled_epoch32, sampled_epoch64
 from sksoftmax._weight_matrix import make_weight_matrix
 from sksoftmax.datasets import make_softmax_classification
@@ -15,8 +15,11 @@ from sksoftmax.datasets import make_softmax_classification
 from _reference import (
     clone_rng,
     dense,
+    gradient_problem,
+    monte_carlo_z,
     random_problem,
     sampled_epoch_reference,
+    sampler_table,
     softmax_objective,
 )
 
@@ -44,6 +47,7 @@ def _run_kernel(
     fit_intercept=True,
     schedule=0,
     eta0=0.5,
+    sampler=None,
 ):
     ds = make_dataset(X, sw)
     wm = make_weight_matrix(W, b)
@@ -65,6 +69,7 @@ def _run_kernel(
         alpha,
         fit_intercept,
         True,
+        sampler,
     )
     return wm, out
 
@@ -215,6 +220,87 @@ def test_ove_estimate_is_unbiased_and_bounds_the_log_loss():
 
 
 @pytest.mark.kernel
+@pytest.mark.parametrize("fmt", ["dense", "csr"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("loss", sorted(LOSSES))
+@pytest.mark.parametrize("alpha,fit_intercept", [(0.0, True), (0.2, False)])
+@pytest.mark.parametrize("m", [4, 12])
+def test_sampled_epoch_with_frequency_sampler_matches_reference(
+    fmt, dtype, loss, alpha, fit_intercept, m
+):
+    """Draws with replacement from q (m = 12 > K: many duplicates), Q_k =
+    m q_k in every loss."""
+    X, y, sw = _problem(fmt, dtype)
+    K, d = 9, X.shape[1]
+    rng0 = np.random.default_rng(4)
+    W = (0.5 * rng0.standard_normal((K, d))).astype(dtype)
+    b = (0.2 * rng0.standard_normal(K)).astype(dtype)
+    table = AliasTable(np.array([300.0, 90, 40, 20, 9, 5, 2, 1, 1]))
+    coef, intercept = W.copy(), b.copy()
+    rng = RandomState(8)
+    ref_rng = clone_rng(rng)
+    ds = make_dataset(X, sw)
+    wm = make_weight_matrix(coef, intercept)
+    kernel = sampled_epoch64 if dtype == np.float64 else sampled_epoch32
+    for epoch in range(2):
+        status, obj, wsum, t, _, _ = kernel(
+            ds, wm, y, rng, np.arange(X.shape[0], dtype=np.intp),
+            LOSSES[loss], 8, m, 0, 0.3, 0.6, 0.5, epoch * X.shape[0], alpha,
+            fit_intercept, True, table,
+        )
+        assert status == 0
+        W, b, obj_ref, wsum_ref, t_ref = sampled_epoch_reference(
+            X, y, sw, W, b, ref_rng, loss=loss, batch_size=8, m=m,
+            eta_epoch=0.3, t=epoch * X.shape[0], alpha=alpha,
+            fit_intercept=fit_intercept, sampler=table,
+        )
+        tol = RTOL[dtype]
+        assert_allclose(wm.true_coef(), W, rtol=tol, atol=tol)
+        assert_allclose(intercept, b, rtol=tol, atol=tol)
+        assert_allclose(obj, obj_ref, rtol=tol)
+        assert wsum == pytest.approx(wsum_ref) and t == t_ref
+        if alpha > 0:
+            assert_allclose(wm.sq_norm, (W**2).sum(), rtol=tol * 10)
+
+
+def _ove_gradient(X, y, W, b):
+    """Gradient in (W, b) of the mean one-vs-each bound
+    1/n sum_i sum_{k != y_i} log(1 + e^{s_ik - s_iy})."""
+    S = X @ W.T + b
+    G = 1 / (1 + np.exp(-(S - S[np.arange(len(y)), y][:, None])))
+    G[np.arange(len(y)), y] = 0.0
+    G[np.arange(len(y)), y] = -G.sum(1)
+    G /= len(y)
+    return np.concatenate([(G.T @ X).ravel(), G.sum(0)])
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("sampler", ["uniform", "frequency"])
+def test_mean_ove_step_is_the_full_bound_gradient(sampler):
+    """One minibatch step from a fixed W, many times: the mean step / eta
+    equals the exact gradient of the OVE bound (uniform: m distinct classes
+    weighted K/m; frequency: m draws weighted 1/(m q_k)) within Monte Carlo
+    error."""
+    X, y, W, b, _ = gradient_problem()
+    table = sampler_table(sampler)
+    n, eta, n_draws = X.shape[0], 1e-2, 20000
+    exact = _ove_gradient(X, y, W, b)
+    rng = RandomState(2)
+    steps = np.empty((n_draws, exact.size))
+    for r in range(n_draws):
+        coef, intercept = W.copy(), b.copy()
+        wm, (status, *_) = _run_kernel(
+            X, y, np.ones(n), coef, intercept, rng, loss="ove",
+            batch_size=n, m=3, eta=eta, sampler=table,
+        )
+        assert status == 0
+        steps[r, : W.size] = (W - coef).ravel() / eta
+        steps[r, W.size :] = (b - intercept) / eta
+    z = monte_carlo_z(steps, exact)
+    assert np.abs(z).max() < 4.5, np.abs(z).max()
+
+
+@pytest.mark.kernel
 def test_huge_scores_do_not_overflow_the_losses():
     X, y, sw = _problem("dense", np.float64)
     K, d = 9, X.shape[1]
@@ -237,6 +323,21 @@ def test_huge_scores_do_not_overflow_the_losses():
         )
         assert status == 0 and np.isfinite(obj)
         assert np.all(np.isfinite(wm.true_coef()))
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("loss", sorted(LOSSES))
+def test_huge_scores_do_not_overflow_under_the_frequency_sampler(loss):
+    X, y, sw = _problem("dense", np.float64)
+    K, d = 9, X.shape[1]
+    b = np.where(np.arange(K) % 2 == 0, 5e3, -5e3)
+    table = AliasTable(np.arange(1.0, K + 1) ** 3)
+    wm, (status, obj, *_rest) = _run_kernel(
+        X, y, sw, np.zeros((K, d)), b, RandomState(0), loss=loss,
+        batch_size=8, m=4, eta=1e-6, sampler=table,
+    )
+    assert status == 0 and np.isfinite(obj)
+    assert np.all(np.isfinite(wm.true_coef()))
 
 
 # ------------------------------------------------------------ estimator
@@ -318,3 +419,19 @@ def test_input_not_modified(planted):
     assert_array_equal(X.toarray(), X0.toarray())
     assert_array_equal(y, y0)
     assert_array_equal(sw, 1.0)
+
+
+@pytest.mark.parametrize("loss", sorted(LOSSES))
+def test_every_loss_learns_with_the_frequency_sampler(planted, loss):
+    X, y = planted
+    clf = SampledSoftmaxClassifier(
+        loss=loss,
+        eta0=2.0,
+        max_iter=20,
+        tol=None,
+        random_state=0,
+        sampler="frequency",
+        n_sampled_classes=60,  # more draws than the 40 classes
+    ).fit(X, y)
+    assert clf.log_loss(X, y) < 0.6 * np.log(40)
+    assert np.all(np.isfinite(clf.loss_curve_))

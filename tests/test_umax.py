@@ -13,9 +13,25 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
-from sksoftmax import DivergenceError, UMaxSoftmaxClassifier
+from sksoftmax import (
+    DivergenceError,
+    ImplicitSGDClassifier,
+    SampledSoftmaxClassifier,
+    UMaxSoftmaxClassifier,
+)
+from sksoftmax import _class_sampler
+from sksoftmax._dataset import make_dataset
+from sksoftmax._random import AliasTable, RandomState
+from sksoftmax._umax_fast import umax_epoch64
+from sksoftmax._weight_matrix import make_weight_matrix
 
-from _reference import softmax_objective
+from _reference import (
+    double_sum_gradient,
+    gradient_problem,
+    monte_carlo_z,
+    sampler_table,
+    softmax_objective,
+)
 
 
 @pytest.fixture(scope="module")
@@ -387,3 +403,152 @@ def test_raman_formulation_fits_and_stores_u_bar(problem):
     scores = X @ clf.coef_.T + clf.intercept_
     s_y = scores[np.arange(len(y)), y]
     assert np.median(clf._row_state - s_y) > 0
+
+
+# ------------------------------------------------------- class samplers
+@pytest.mark.kernel
+@pytest.mark.parametrize("sampler", ["uniform", "frequency"])
+def test_mean_stochastic_gradient_is_the_full_gradient(sampler):
+    """Many single steps of plain double-sum SGD (delta=None, so u is not
+    reset) from one fixed (W, b, u): the mean step / eta equals the exact
+    gradient of the row's double-sum term (eq. 6) in W, b and u, and the
+    mean sampled objective equals the term, within Monte Carlo error."""
+    X, y, W, b, u = gradient_problem()
+    table = sampler_table(sampler)
+    rng = RandomState(0)
+    m, eta, n_draws = 3, 1e-2, 20000
+    worst = 0.0
+    for i in range(X.shape[0]):
+        ds = make_dataset(X[i : i + 1], np.ones(1))
+        yi = y[i : i + 1]
+        f_exact, g_exact = double_sum_gradient(X[i], y[i], W, b, u[i])
+        steps = np.empty((n_draws, g_exact.size))
+        values = np.empty(n_draws)
+        for r in range(n_draws):
+            coef, intercept, u_r = W.copy(), b.copy(), u[i : i + 1].copy()
+            status, obj, *_ = umax_epoch64(
+                ds, make_weight_matrix(coef, intercept), yi, u_r, rng,
+                np.zeros(1, dtype=np.intp), m, 1.0, True, False, False, 0,
+                eta, eta, 0.5, 0, 0.0, np.inf, np.inf, np.inf, True, False,
+                table,
+            )
+            assert status == 0
+            steps[r, : W.size] = (W - coef).ravel() / eta
+            steps[r, W.size : -1] = (b - intercept) / eta
+            steps[r, -1] = (u[i] - u_r[0]) / eta
+            values[r] = obj
+        z = monte_carlo_z(steps, g_exact)
+        z_f = monte_carlo_z(values[:, None], [f_exact])
+        worst = max(worst, np.abs(z).max(), np.abs(z_f).max())
+    assert worst < 4.5, worst
+
+
+@pytest.fixture(scope="module")
+def skewed():
+    """Six classes with skewed frequencies (353 ... 14 rows of 600)."""
+    X, y = make_classification(
+        n_samples=600,
+        n_features=10,
+        n_informative=6,
+        n_classes=6,
+        weights=[0.6, 0.2, 0.1, 0.05, 0.03, 0.02],
+        random_state=0,
+    )
+    return StandardScaler().fit_transform(X), y
+
+
+@pytest.mark.parametrize("power", [0.0, 1.0])
+def test_frequency_sampler_reaches_the_optimum(skewed, power):
+    X, y = skewed
+    alpha = 0.01
+    lr = LogisticRegression(C=1 / (alpha * len(y)), tol=1e-10, max_iter=5000)
+    lr.fit(X, y)
+    ref = softmax_objective(lr.coef_, lr.intercept_, X, y, alpha)
+    clf = UMaxSoftmaxClassifier(
+        eta0=0.03,
+        alpha=alpha,
+        max_iter=50,
+        tol=None,
+        random_state=0,
+        sampler="frequency",
+        sampler_power=power,
+    ).fit(X, y)
+    assert ref <= clf.objective(X, y) < 1.015 * ref
+
+
+SAMPLING_ESTIMATORS = [
+    lambda **kw: UMaxSoftmaxClassifier(eta0=0.03, **kw),
+    lambda **kw: ImplicitSGDClassifier(eta0=1.0, **kw),
+    lambda **kw: ImplicitSGDClassifier(n_sampled_classes=3, eta0=1.0, **kw),
+    lambda **kw: SampledSoftmaxClassifier(loss="ove", eta0=0.5, **kw),
+]
+
+
+@pytest.mark.parametrize("make", SAMPLING_ESTIMATORS)
+def test_frequency_table_is_built_once_per_call(skewed, monkeypatch, make):
+    X, y = skewed
+    built = []
+
+    def counting_table(weights):
+        built.append(weights)
+        return AliasTable(weights)
+
+    monkeypatch.setattr(_class_sampler, "AliasTable", counting_table)
+    clf = make(sampler="frequency", max_iter=4, tol=None, random_state=0)
+    clf.fit(X, y)
+    assert len(built) == 1  # four epochs, one table
+    assert_allclose(
+        built[0] / built[0].sum(),
+        (clf.class_count_ + 1) / (clf.class_count_ + 1).sum(),
+    )
+    clf.partial_fit(X[:100], y[:100])  # new counts: a new table
+    assert len(built) == 2
+    assert_allclose(
+        built[1] / built[1].sum(),
+        (clf.class_count_ + 1) / (clf.class_count_ + 1).sum(),
+    )
+    assert clf.class_count_.sum() == len(y) + 100
+    clf.partial_fit(X[:100], y[:100], sample_weight=np.zeros(100))
+    assert len(built) == 2  # nothing ran
+    clf.set_params(sampler_power=0.5)
+    clf.partial_fit(X[:100], y[:100])
+    assert len(built) == 3
+    assert_allclose(
+        built[2] / built[2].sum(),
+        np.sqrt(clf.class_count_ + 1) / np.sqrt(clf.class_count_ + 1).sum(),
+    )
+    clf.set_params(sampler="uniform")
+    clf.partial_fit(X[:100], y[:100])
+    assert len(built) == 3
+
+
+@pytest.mark.parametrize("make", SAMPLING_ESTIMATORS)
+def test_frequency_sampler_fits_are_reproducible(skewed, make):
+    """Dense and CSR, float32 and float64, the same random_state."""
+    X, y = skewed
+    kw = dict(sampler="frequency", max_iter=3, tol=None)
+    a = make(random_state=0, **kw).fit(X, y)
+    b = make(random_state=0, **kw).fit(sp.csr_matrix(X), y)
+    assert_allclose(a.coef_, b.coef_, rtol=1e-10, atol=1e-12)
+    assert_array_equal(make(random_state=0, **kw).fit(X, y).coef_, a.coef_)
+    assert not np.array_equal(
+        make(random_state=1, **kw).fit(X, y).coef_, a.coef_
+    )
+    uniform = make(random_state=0, max_iter=3, tol=None).fit(X, y)
+    assert not np.allclose(uniform.coef_, a.coef_)
+    f32 = make(random_state=0, **kw).fit(X.astype(np.float32), y)
+    assert f32.coef_.dtype == np.float32
+    assert_allclose(f32.coef_, a.coef_, rtol=1e-3, atol=1e-3)
+    f32_csr = make(random_state=0, **kw).fit(
+        sp.csr_matrix(X.astype(np.float32)), y
+    )
+    assert_allclose(f32_csr.coef_, f32.coef_, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "param,value", [("sampler", "zipf"), ("sampler_power", -1.0)]
+)
+def test_bad_sampler_parameters_are_rejected(skewed, param, value):
+    X, y = skewed
+    with pytest.raises(ValueError, match=param):
+        UMaxSoftmaxClassifier(**{param: value}).fit(X, y)
