@@ -1,6 +1,8 @@
-"""sksoftmax.datasets: the papers' protocol and the planted generator."""
+"""sksoftmax.datasets: the papers' protocol, the generator, stdlib tokens."""
 
 import gzip
+import sys
+import sysconfig
 import tracemalloc
 from pathlib import Path
 
@@ -9,12 +11,14 @@ import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import gammaln, logsumexp
+from sklearn.utils import murmurhash3_32
 
 from sksoftmax import datasets
 from sksoftmax.datasets import (
     load_bibtex,
     load_svmlight_first_label,
     load_svmlight_pair,
+    make_python_tokens,
     make_softmax_classification,
     shared_data_dir,
 )
@@ -25,10 +29,14 @@ SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 def assert_canonical_csr(X):
     assert sp.issparse(X) and X.format == "csr"
     assert X.indices.dtype == np.int32 and X.indptr.dtype == np.int32
-    # has_canonical_format may be a cached flag: check the arrays themselves
-    for i in range(X.shape[0]):
-        cols = X.indices[X.indptr[i] : X.indptr[i + 1]]
-        assert (np.diff(cols) > 0).all()
+    # has_canonical_format may be a cached flag: check the arrays themselves,
+    # vectorised for the millions of rows of make_python_tokens. A step
+    # between the last entry of a row and the first of the next is exempt.
+    step = np.diff(X.indices.astype(np.int64))
+    within = np.ones(step.shape, dtype=bool)
+    bounds = X.indptr[1:-1]
+    within[bounds[(bounds > 0) & (bounds < X.nnz)] - 1] = False
+    assert (step[within] > 0).all()
     assert X.has_canonical_format
 
 
@@ -390,3 +398,273 @@ def test_generator_scales_to_a_million_classes():
     rows = np.flatnonzero(y == y[0])
     topic = coef.indices[coef.indptr[y[0]] : coef.indptr[y[0] + 1]]
     assert X[rows][:, topic].sum() > 0
+
+
+# --- next-token prediction on the standard library -------------------------
+
+
+def hashed_columns(strings, n_features):
+    """The sorted distinct columns of a row, one murmurhash per string."""
+    hashes = (murmurhash3_32(s, seed=0, positive=True) for s in strings)
+    return sorted({h % n_features for h in hashes})
+
+
+def context_strings(before, context):
+    """The feature strings of a token preceded by before (oldest first)."""
+    prev = ["<BOF>"] * context + list(before)
+    prev = prev[::-1][:context]  # prev[k - 1] is the token k back
+    strings = [f"-{k}={t}" for k, t in enumerate(prev, start=1)]
+    if context >= 2:
+        strings.append(f"-2-1={prev[1]} {prev[0]}")
+    return strings
+
+
+def test_token_words_and_features_by_hand():
+    source = (
+        "x = 10  # a comment\n"
+        "\n"  # a blank line: NL, dropped
+        "if x:\n"
+        "    s = 'ab' + '" + "b" * 18 + "' + '" + "c" * 19 + "'\n"
+        "    y = 2 * 0x1\n"
+    )
+    words, indptr, indices = datasets._token_rows(
+        source, n_features=2**20, context=3
+    )
+    twenty = "'" + "b" * 18 + "'"  # the longest string kept verbatim
+    # no token holds a space, so the expected words read as one string
+    expected = (
+        "x = <NUMBER> <NEWLINE> if x : <NEWLINE> <INDENT> "
+        f"s = 'ab' + {twenty} + <STRING> <NEWLINE> "
+        "y = 2 * <NUMBER> <NEWLINE> <DEDENT>"
+    )
+    assert words == expected.split()
+    assert indptr.shape == (len(words) + 1,)
+
+    def row(i):
+        return indices[indptr[i] : indptr[i + 1]].tolist()
+
+    # Two rows spelled out: the file's first token, and "x" after "if".
+    assert row(0) == hashed_columns(
+        ["-1=<BOF>", "-2=<BOF>", "-3=<BOF>", "-2-1=<BOF> <BOF>"], 2**20
+    )
+    assert row(5) == hashed_columns(
+        ["-1=if", "-2=<NEWLINE>", "-3=<NUMBER>", "-2-1=<NEWLINE> if"], 2**20
+    )
+    for n_features in (2**20, 7, 1):
+        for context in (1, 2, 3, 5):
+            words, indptr, indices = datasets._token_rows(
+                source, n_features=n_features, context=context
+            )
+            for i in range(len(words)):
+                strings = context_strings(words[:i], context)
+                assert row(i) == hashed_columns(strings, n_features)
+            # 7 columns force merged features: rows stay binary and sorted
+            if n_features == 7 and context == 5:
+                assert (np.diff(indptr) < context + 1).any()
+            if n_features == 1:
+                assert_array_equal(indices, 0)
+
+
+def assert_same_arrays(first, again):
+    assert len(first) == len(again)
+    for a, b in zip(first, again):
+        assert type(a) is type(b) and a.dtype == b.dtype
+        if sp.issparse(a):
+            assert a.shape == b.shape
+            assert_array_equal(a.indptr, b.indptr)
+            assert_array_equal(a.indices, b.indices)
+            assert_array_equal(a.data, b.data)
+        else:
+            assert_array_equal(a, b)
+
+
+def write_sources(root, files):
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = text if isinstance(text, bytes) else text.encode()
+        path.write_bytes(data)
+
+
+# At test_size=0.5 a file is a test file when murmurhash3_32 of its path,
+# mod 1000, is below 500; the comments give that number.
+TINY_STDLIB = {
+    "a.py": "x = y\n",  # 602, train
+    "bad.py": "x = (\n",  # 944, train; EOF in a statement: skipped
+    "c.py": "x = x\n",  # 684, train
+    # 989, train; not UTF-8 past the encoding check: skipped
+    "latin.py": "x = 1\ny = 2\nz = 'é'\n".encode("latin-1"),
+    "pkg/__init__.py": "",  # 857, train; no token
+    "d.py": "# coding: no-such-codec\ny = x\n",  # 52, test; skipped
+    "indent.py": "if x:\n  y\n z\n",  # 177, test; IndentationError
+    "pkg/b.py": "y = q\n",  # 111, test
+    # never read: third-party folders and other suffixes
+    "site-packages/e.py": "z = z\n",
+    "pkg/dist-packages/f.py": "z = z\n",
+    "notes.txt": "z = z\n",
+}
+
+
+@pytest.fixture
+def tiny_stdlib(tmp_path, monkeypatch):
+    root = tmp_path / "lib"
+    write_sources(root, TINY_STDLIB)
+    monkeypatch.setattr(sysconfig, "get_paths", lambda: {"stdlib": root})
+    return root
+
+
+def test_python_tokens_on_a_tiny_stdlib(tiny_stdlib, tmp_path):
+    sources, is_test = datasets._python_token_split(0.5)
+    rels = [rel for rel, _ in sources]
+    assert rels == sorted(rels) == sorted(
+        ["a.py", "bad.py", "c.py", "d.py", "indent.py", "latin.py"]
+        + ["pkg/__init__.py", "pkg/b.py"]
+    )
+    test_files = {rel for rel, t in zip(rels, is_test) if t}
+    assert test_files == {"d.py", "indent.py", "pkg/b.py"}
+
+    home = tmp_path / "home"
+    X, y, Xt, yt, classes = make_python_tokens(
+        3,
+        n_features=2**20,
+        context=2,
+        test_size=0.5,
+        data_home=home,
+        return_classes=True,
+    )
+    # Train words: a.py "x = y <NEWLINE>", c.py "x = x <NEWLINE>": x three
+    # times, then "<NEWLINE>" and "=" twice each ("<" < "=" breaks the tie),
+    # y once (not a class). Skipped files count for nothing.
+    assert_array_equal(classes, ["x", "<NEWLINE>", "="])
+    assert classes.dtype.kind == "U"
+    assert_array_equal(y, [0, 2, 1, 0, 2, 0, 1])
+    contexts = [[], ["x"], ["x", "=", "y"], [], ["x"], ["x", "="]]
+    contexts.append(["x", "=", "x"])  # c.py starts afresh after a.py
+    expected = [hashed_columns(context_strings(c, 2), 2**20) for c in contexts]
+    assert [X[i].indices.tolist() for i in range(7)] == expected
+    # pkg/b.py "y = q <NEWLINE>": only "=" and "<NEWLINE>" are classes
+    assert_array_equal(yt, [2, 1])
+    assert [Xt[i].indices.tolist() for i in range(2)] == [
+        hashed_columns(context_strings(c, 2), 2**20)
+        for c in (["y"], ["y", "=", "q"])
+    ]
+    for A in (X, Xt):
+        assert A.shape[1] == 2**20 and A.dtype == np.float32
+        assert_array_equal(A.data, 1.0)
+        assert_canonical_csr(A)
+
+    with pytest.raises(ValueError, match="the 4 distinct tokens"):
+        make_python_tokens(5, test_size=0.5, data_home=home)
+
+
+def test_python_tokens_cache(tiny_stdlib, tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    kw = {"n_features": 64, "test_size": 0.5, "data_home": home}
+    first = make_python_tokens(4, return_classes=True, **kw)
+    (cache,) = (home / "sksoftmax_python_tokens").iterdir()
+    version = ".".join(map(str, sys.version_info[:3]))
+    assert cache.name.startswith(f"python{version}-")
+    assert cache.suffix == ".npz"
+
+    def no_build(*args):
+        raise AssertionError("rebuilt although cached")
+
+    monkeypatch.setattr(datasets, "_build_python_tokens", no_build)
+    assert_same_arrays(first, make_python_tokens(4, return_classes=True, **kw))
+    # dtype is not part of the key: the same cache gives float64 values
+    X64 = make_python_tokens(4, dtype=np.float64, **kw)[0]
+    assert X64.dtype == np.float64
+    assert_array_equal(X64.indices, first[0].indices)
+    # other parameters, or a stdlib file of another size, are another file
+    for other in ({"context": 2}, {"test_size": 0.4}, {"n_features": 65}):
+        with pytest.raises(AssertionError, match="rebuilt"):
+            make_python_tokens(4, **{**kw, **other})
+    (tiny_stdlib / "c.py").write_text("x = x  \n")
+    with pytest.raises(AssertionError, match="rebuilt"):
+        make_python_tokens(4, **kw)
+
+
+@pytest.mark.parametrize(
+    "kw, error",
+    [
+        ({"n_classes": 1}, ValueError),
+        ({"n_classes": 2.0}, TypeError),
+        ({"n_classes": True}, TypeError),
+        ({"n_features": 0}, ValueError),
+        ({"n_features": 2**31}, ValueError),
+        ({"context": 0}, ValueError),
+        ({"context": "3"}, TypeError),
+        ({"test_size": 0.0}, ValueError),
+        ({"test_size": 1.0}, ValueError),
+        ({"test_size": 0.0004}, ValueError),  # rounds to 0 thousandths
+        ({"test_size": "0.2"}, TypeError),
+        ({"dtype": np.int32}, ValueError),
+    ],
+)
+def test_python_tokens_rejects_bad_parameters(kw, error, tmp_path):
+    # checked before any file is read or written
+    with pytest.raises(error):
+        make_python_tokens(**kw, data_home=tmp_path / "home")
+    assert not (tmp_path / "home").exists()
+
+
+def test_stdlib_split():
+    sources, is_test = datasets._python_token_split(0.2)
+    rels = [rel for rel, _ in sources]
+    assert rels == sorted(set(rels))
+    assert "os.py" in rels and "json/__init__.py" in rels
+    assert all(rel.endswith(".py") for rel in rels)
+    third_party = {"site-packages", "dist-packages"}
+    assert not any(third_party & set(rel.split("/")) for rel in rels)
+    # The hash rule decides, and it decides for about test_size of them.
+    expected = [
+        murmurhash3_32(rel, seed=0, positive=True) % 1000 < 200 for rel in rels
+    ]
+    assert_array_equal(is_test, expected)
+    assert 0.15 < is_test.mean() < 0.25
+
+
+N_TOKEN_CLASSES = 500
+
+
+@pytest.fixture(scope="module")
+def python_tokens(tmp_path_factory):
+    # The one full build of the test session: it tokenizes the whole stdlib.
+    home = tmp_path_factory.mktemp("python_tokens")
+    data = make_python_tokens(
+        N_TOKEN_CLASSES, n_features=2**12, data_home=home, return_classes=True
+    )
+    return home, data
+
+
+def test_python_tokens_on_the_stdlib(python_tokens):
+    _, (X, y, Xt, yt, classes) = python_tokens
+    assert X.shape[1] == Xt.shape[1] == 2**12
+    # hundreds of thousands of tokens whatever the Python version
+    assert X.shape[0] > 100_000 and Xt.shape[0] > 10_000
+    for A, labels in ((X, y), (Xt, yt)):
+        assert A.dtype == np.float32
+        assert_canonical_csr(A)
+        assert_array_equal(A.data, 1.0)
+        nnz = np.diff(A.indptr)
+        assert nnz.min() >= 1 and nnz.max() <= 4  # context + 1
+        assert nnz.mean() > 3.9  # collisions are rare at 4096 columns
+        assert labels.dtype == np.int64 and labels.shape == (A.shape[0],)
+        assert labels.min() >= 0 and labels.max() < N_TOKEN_CLASSES
+    counts = np.bincount(y, minlength=N_TOKEN_CLASSES)
+    assert (counts > 0).all()
+    assert (np.diff(counts) <= 0).all()  # label = frequency rank in train
+    assert classes.shape == (N_TOKEN_CLASSES,) and classes.dtype.kind == "U"
+    assert len(set(classes.tolist())) == N_TOKEN_CLASSES
+    for word in ("<NEWLINE>", "<INDENT>", "<DEDENT>", "def", "self", "("):
+        assert word in classes
+    assert "<BOF>" not in classes  # context only, never a token
+
+
+def test_python_tokens_are_deterministic(python_tokens):
+    home, first = python_tokens
+    assert len(list((home / "sksoftmax_python_tokens").glob("*.npz"))) == 1
+    again = make_python_tokens(
+        N_TOKEN_CLASSES, n_features=2**12, data_home=home, return_classes=True
+    )
+    assert_same_arrays(first, again)
