@@ -6,6 +6,12 @@
   numbers of classes with rows, features and nonzeros per row fixed, each
   size in a fresh subprocess (``python _harness.py --child ...``) so that
   peak RSS belongs to that model alone.
+- ``json_child``: run any such child and read the JSON lines it prints.
+
+Peak memory is read from /proc/self/status (VmHWM), not from
+``resource.getrusage``: on Linux a child's ``ru_maxrss`` starts from its
+parent's peak (the mm copied at fork is the one measured at exec), so it
+would not be the child's own.
 """
 
 import contextlib
@@ -109,6 +115,42 @@ def _reset_peak_rss():
 
 def _peak_rss_bytes():
     return _status_kb("VmHWM")
+
+
+def json_child(argv, env=None):
+    """Run ``argv`` and yield the JSON objects it prints, one a line.
+
+    The child's other output lines go to stderr as they come (its stderr
+    is inherited), so that a long run shows its progress.
+
+    Parameters
+    ----------
+    argv : list of str
+        The command, e.g. ``[sys.executable, script, "--child", spec]``.
+    env : dict or None, default=None
+        The child's environment; None inherits this one.
+
+    Yields
+    ------
+    record : dict
+        One per line of the child's stdout that starts with ``{``.
+
+    Raises
+    ------
+    subprocess.CalledProcessError
+        After the last record, when the child exits with a non-zero code
+        (killed for lack of memory, an exception...).
+    """
+    with subprocess.Popen(
+        argv, stdout=subprocess.PIPE, text=True, env=env
+    ) as proc:
+        for line in proc.stdout:
+            if line.startswith("{"):
+                yield json.loads(line)
+            else:
+                sys.stderr.write(line)
+    if proc.returncode:
+        raise subprocess.CalledProcessError(proc.returncode, argv[:3])
 
 
 def scaling(estimator, sizes, n_samples, n_features, density, epochs, repeats):
