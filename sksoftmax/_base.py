@@ -31,6 +31,7 @@ from sklearn.utils.validation import (
 )
 
 from ._dataset import make_dataset
+from ._eta0_pilot import pilot_eta0
 from ._random import RandomState
 from ._sgd_schedule import SCHEDULES
 from ._weight_matrix import make_weight_matrix
@@ -192,7 +193,7 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         dataset = make_dataset(X, sample_weight)
         self._check_dataset(dataset)
         self._row_norm_stats = _row_norm_stats(dataset)
-        self.eta0_ = self._resolve_eta0()
+        self._set_eta0(X, y_enc, sample_weight, keep_pilot=warm)
         order = np.arange(X.shape[0], dtype=np.intp)
         weights = self._weight_matrix(fresh=not warm)
         best, n_bad = np.inf, 0
@@ -332,7 +333,7 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         if not first and hasattr(self, "_row_norm_stats"):
             stats = stats + self._row_norm_stats
         self._row_norm_stats = stats
-        self.eta0_ = self._resolve_eta0()
+        self._set_eta0(X, y_enc, sample_weight, keep_pilot=not first)
         order = np.arange(X.shape[0], dtype=np.intp)
         weights = self._weight_matrix(fresh=first)
         try:
@@ -395,6 +396,41 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
                 + self._verbose_extra()
             )
         return objective
+
+    # Methods whose 'auto' step is chosen by the pilot of _eta0_pilot.py
+    # (their right step depends on how the model's probability mass
+    # spreads over the sampled classes, which no closed form knows).
+    _eta0_pilot = False
+
+    def _set_eta0(self, X, y_enc, sample_weight, keep_pilot):
+        """Set ``eta0_`` (and, for piloted methods, ``eta0_trials_``).
+
+        A piloted 'auto' step is chosen once, on the first fit or
+        partial_fit call with enough rows, and kept by warm starts and
+        later partial_fit calls (trials on a model that has trained
+        already would start from the wrong point); until then, and for the
+        other methods, the closed-form rule follows the rows seen.
+        """
+        piloted = self.eta0 == "auto" and self._eta0_pilot
+        if piloted and keep_pilot and getattr(self, "_eta0_piloted", False):
+            return
+        self.eta0_ = self._resolve_eta0()
+        self._eta0_piloted = False
+        if not piloted:
+            return
+        self.eta0_trials_ = None
+        rule = self.eta0_
+        eta0, trials = pilot_eta0(self, X, y_enc, sample_weight, rule)
+        if trials is None:
+            return
+        self.eta0_, self.eta0_trials_ = float(eta0), trials
+        self._eta0_piloted = True
+        if self.verbose:
+            tried = ", ".join(f"{e:.3g}: {v:.4g}" for e, v in trials)
+            print(
+                f"eta0='auto': closed-form rule {rule:.3g}; pilot held-out "
+                f"log-loss {{{tried}}}; using eta0_={self.eta0_:.3g}"
+            )
 
     def _resolve_eta0(self):
         """The initial step: ``eta0`` as given, or the 'auto' rule."""

@@ -22,18 +22,27 @@ from ._umax import UMaxSoftmaxClassifier
 
 # name -> factory(setting) with setting.alpha (the L2 penalty of the mean
 # log-loss, the same for every method), setting.n_samples, setting.eta0
-# (the learning rate for rows of unit norm, divided by the median squared
-# row norm of the data) and setting.random_state.
+# ('auto', each estimator's default, or a learning rate for rows of unit
+# norm divided by the median squared row norm of the data) and
+# setting.random_state.
+
+
+def _step(s, factor=1.0):
+    # a hand-set rate is scaled per method (minibatch means and the
+    # implicit step take larger ones); 'auto' is left to each estimator
+    return s.eta0 if s.eta0 == "auto" else factor * s.eta0
+
+
 METHODS = {
     "U-max (sksoftmax)": lambda s: UMaxSoftmaxClassifier(
-        eta0=s.eta0,
+        eta0=_step(s),
         alpha=s.alpha,
         max_iter=50,
         tol=None,
         random_state=s.random_state,
     ),
     "Implicit SGD (sksoftmax)": lambda s: ImplicitSGDClassifier(
-        eta0=100 * s.eta0,
+        eta0=_step(s, 100),
         alpha=s.alpha,
         max_iter=50,
         tol=None,
@@ -43,7 +52,7 @@ METHODS = {
     # step follows a minibatch mean, hence the larger rate
     "OVE sampled softmax (sksoftmax)": lambda s: SampledSoftmaxClassifier(
         loss="ove",
-        eta0=100 * s.eta0,
+        eta0=_step(s, 100),
         alpha=s.alpha,
         max_iter=50,
         tol=None,
@@ -112,7 +121,7 @@ def compare(
     y_test,
     methods=None,
     alpha=1e-5,
-    eta0=0.1,
+    eta0="auto",
     random_state=0,
     out=print,
 ):
@@ -126,9 +135,11 @@ def compare(
         name -> factory(Setting); None uses :data:`METHODS`.
     alpha : float, default=1e-5
         L2 penalty of the mean log-loss, the same for every method.
-    eta0 : float, default=0.1
-        Learning rate of the stochastic methods for unit-norm rows; it is
-        divided by the median squared row norm of X_train.
+    eta0 : 'auto' or float, default='auto'
+        'auto': each stochastic estimator's default step. A float: the
+        learning rate for unit-norm rows, divided by the median squared
+        row norm of X_train (and multiplied by 100 for the methods whose
+        steps are minibatch means or implicit).
     random_state : int, default=0
     out : callable, default=print
 
@@ -153,9 +164,8 @@ def compare(
         if hasattr(X_train, "multiply")
         else (X_train**2).sum(axis=1)
     )
-    setting = Setting(
-        alpha, X_train.shape[0], eta0 / np.median(sq), random_state
-    )
+    step = eta0 if eta0 == "auto" else eta0 / np.median(sq)
+    setting = Setting(alpha, X_train.shape[0], step, random_state)
     seen = np.isin(y_test, np.unique(y_train))
     X_test, y_test = X_test[seen], y_test[seen]
     out(
@@ -167,9 +177,8 @@ def compare(
         f"{'method':<32} {'fit s':>8} {'train logloss':>14} "
         f"{'test logloss':>13} {'test acc':>9}"
     )
-    out(
-        f"alpha={alpha:g} for every method; stochastic eta0={setting.eta0:.4g}"
-    )
+    shown = step if step == "auto" else f"{step:.4g}"
+    out(f"alpha={alpha:g} for every method; stochastic eta0={shown}")
     out(header)
     out("-" * len(header))
     rows = []
@@ -230,9 +239,10 @@ def main(argv=None):
     cmp.add_argument(
         "--eta0",
         type=float,
-        default=0.05,
+        default=None,
         help="learning rate for unit-norm rows (divided by the "
-        "median squared row norm of the data)",
+        "median squared row norm of the data); default: each "
+        "estimator's eta0='auto'",
     )
     cmp.add_argument("--random-state", type=int, default=0)
     args = parser.parse_args(argv)
@@ -240,7 +250,7 @@ def main(argv=None):
         compare(
             *_load(args),
             alpha=args.alpha,
-            eta0=args.eta0,
+            eta0="auto" if args.eta0 is None else args.eta0,
             random_state=args.random_state,
         )
     return 0

@@ -34,20 +34,31 @@ class ImplicitSGDClassifier(ClassSamplerMixin, DoubleSumSoftmaxClassifier):
         of a one-dimensional strongly monotone equation in v_i = u_i + s_yi,
         solved by safeguarded Newton steps. Must not exceed n_classes - 1
         with the uniform sampler.
-    sampler : {'uniform', 'frequency'}, default='uniform'
+    sampler : {'uniform', 'frequency'}, default='frequency'
         'uniform': the paper's sampler above. 'frequency': the m classes
         are drawn with replacement from all classes with probability q_k
         proportional to ``(class_count_[k] + 1) ** sampler_power``, and
-        each weighted by ``1 / (m q_k)`` (see Notes).
+        each weighted by ``1 / (m q_k)`` (see Notes). 'frequency' is the
+        default because it measured far better with the default step:
+        test log-loss after 10 epochs 2.91 against 3.58 (uniform) on
+        Bibtex and 1.48 against 2.05 (uniform at its best eta0 of a grid)
+        on a 4,845-class Zipfian set, and, unlike uniform draws, no epoch
+        ended above the class-prior log-loss. Under uniform draws the
+        implicit step, which caps the move of a heavily weighted sampled
+        class, flattens the intercepts towards log K in the first epochs.
     sampler_power : float, default=1.0
         Exponent of the class counts in the 'frequency' sampler; 0 samples
         uniformly from all classes (the row's own included).
     eta0 : float or 'auto', default='auto'
         Initial learning rate, per-row loss (the paper's eta * N). 'auto'
-        takes ``1 / c`` with c the mean of ``||x_i||^2 + 1`` (the 1 only
-        with intercepts); the value used is ``eta0_``. The implicit step
-        cannot overshoot, so unlike U-max's rule it needs no importance
-        factor (derivation in ``_auto_eta0``).
+        starts from ``1 / c`` with c the mean of ``||x_i||^2 + 1`` (the 1
+        only with intercepts): the implicit step cannot overshoot, so
+        unlike U-max's rule it needs no importance factor (derivation in
+        ``_auto_eta0``). With at least 500 training rows a pilot then
+        moves it by factors of 3 while two passes over 2,048 of the rows
+        lower the exact log-loss of 512 held-out rows (see
+        :class:`UMaxSoftmaxClassifier`). The value used is ``eta0_``, the
+        pilot's trials are in ``eta0_trials_``.
     learning_rate : {'exponential', 'constant', 'invscaling'}, \
             default='exponential'
         As in :class:`UMaxSoftmaxClassifier`.
@@ -77,8 +88,9 @@ early_stopping, validation_fraction, n_iter_no_change
 
     Attributes
     ----------
-    classes_, coef_, intercept_, eta0_, class_count_, n_iter_, t_, \
-loss_curve_, validation_loss_, n_features_in_, feature_names_in_
+    classes_, coef_, intercept_, eta0_, eta0_trials_, class_count_, \
+n_iter_, t_, loss_curve_, validation_loss_, n_features_in_, \
+feature_names_in_
         As in :class:`UMaxSoftmaxClassifier`; ``loss_curve_`` sums the
         sampled double-sum terms at the new iterates.
     n_evals_per_step_ : float
@@ -123,6 +135,8 @@ loss_curve_, validation_loss_, n_features_in_, feature_names_in_
     (1, 3)
     """
 
+    _eta0_pilot = True
+
     _parameter_constraints: dict = {
         **BaseSoftmaxClassifier._parameter_constraints,
         "n_sampled_classes": [Interval(Integral, 1, None, closed="left")],
@@ -133,7 +147,7 @@ loss_curve_, validation_loss_, n_features_in_, feature_names_in_
         self,
         n_sampled_classes=1,
         *,
-        sampler="uniform",
+        sampler="frequency",
         sampler_power=1.0,
         eta0="auto",
         learning_rate="exponential",

@@ -233,7 +233,9 @@ def test_several_sampled_classes_fit_and_validate():
     ).fit(X, y)
     assert clf.log_loss(X, y) < 0.9 * np.log(5)
     with pytest.raises(ValueError, match="n_sampled_classes=5 exceeds"):
-        ImplicitSGDClassifier(n_sampled_classes=5).fit(X, y)
+        ImplicitSGDClassifier(n_sampled_classes=5, sampler="uniform").fit(
+            X, y
+        )
 
 
 @pytest.fixture(scope="module")

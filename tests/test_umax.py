@@ -534,7 +534,9 @@ def test_frequency_sampler_fits_are_reproducible(skewed, make):
     assert not np.array_equal(
         make(random_state=1, **kw).fit(X, y).coef_, a.coef_
     )
-    uniform = make(random_state=0, max_iter=3, tol=None).fit(X, y)
+    uniform = make(
+        random_state=0, sampler="uniform", max_iter=3, tol=None
+    ).fit(X, y)
     assert not np.allclose(uniform.coef_, a.coef_)
     f32 = make(random_state=0, **kw).fit(X.astype(np.float32), y)
     assert f32.coef_.dtype == np.float32

@@ -1,0 +1,274 @@
+"""eta0='auto': the closed-form rules against a NumPy reference of the same
+formula, and the pilot that refines them (_eta0_pilot.py)."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_allclose, assert_array_equal
+
+from sksoftmax import (
+    ARProbitClassifier,
+    ARSoftmaxClassifier,
+    ImplicitSGDClassifier,
+    SampledSoftmaxClassifier,
+    SCENTClassifier,
+    StochasticBoundClassifier,
+    UMaxSoftmaxClassifier,
+)
+from sksoftmax import _eta0_pilot
+from sksoftmax.datasets import make_softmax_classification
+
+PILOTED = [UMaxSoftmaxClassifier, ImplicitSGDClassifier]
+
+
+def _data(n_samples, random_state=0):
+    """Sparse rows, 30 classes with Zipfian frequencies, unequal norms."""
+    X, y = make_softmax_classification(
+        n_samples=n_samples,
+        n_features=60,
+        n_classes=30,
+        density=0.1,
+        class_exponent=1.0,
+        random_state=random_state,
+    )
+    return X, y
+
+
+def _reference_parts(X, y, fit_intercept=True):
+    """c = mean ||x||^2 + [intercept], prior p, K, n of the 'auto' rules."""
+    Xd = X.toarray() if sp.issparse(X) else X
+    c = float(np.mean(np.sum(Xd**2, axis=1))) + float(fit_intercept)
+    classes, y_enc = np.unique(y, return_inverse=True)
+    K = len(classes)
+    counts = np.bincount(y_enc, minlength=K).astype(float)
+    p = (counts + 1.0 / K) / (counts.sum() + 1.0)
+    return c, p, K, X.shape[0]
+
+
+# below the pilot's 500 rows: eta0_ is the closed form
+def _umax_rule(X, y, m=5):
+    c, p, K, _ = _reference_parts(X, y)
+    q = np.full(K, 1.0 / (K - 1))
+    kappa = max(1.0, np.max(p / q) / m, 0.1 / (m * q.min()))
+    return 1.0 / (c * kappa)
+
+
+def _umax_frequency_rule(X, y, m=5):
+    c, p, K, _ = _reference_parts(X, y)
+    counts = np.bincount(np.unique(y, return_inverse=True)[1], minlength=K)
+    q = (counts + 1.0) / (counts + 1.0).sum()
+    kappa = max(1.0, np.max(p / q) / m, 0.1 / (m * q.min()))
+    return 1.0 / (c * kappa)
+
+
+def _sampled_ove_rule(X, y, m=5, batch=100):
+    c, _, K, n = _reference_parts(X, y)
+    return min(batch, n) / (c * K / m)
+
+
+CLOSED_FORM = [
+    (UMaxSoftmaxClassifier, {}, _umax_rule),
+    (
+        UMaxSoftmaxClassifier,
+        {"sampler": "frequency"},
+        _umax_frequency_rule,
+    ),
+    (ImplicitSGDClassifier, {}, lambda X, y: 1.0 / _reference_parts(X, y)[0]),
+    (
+        SCENTClassifier,
+        {},
+        lambda X, y: min(128, X.shape[0]) / _reference_parts(X, y)[0],
+    ),
+    (SampledSoftmaxClassifier, {}, _sampled_ove_rule),
+    (
+        SampledSoftmaxClassifier,
+        {"loss": "nce"},
+        lambda X, y: min(100, X.shape[0]) / _reference_parts(X, y)[0],
+    ),
+    (ARSoftmaxClassifier, {}, lambda X, y: 1.0),
+    (ARProbitClassifier, {}, lambda X, y: 0.02),
+    (
+        ARSoftmaxClassifier,
+        {"learning_rate": "constant"},
+        lambda X, y: 1.0 / _reference_parts(X, y)[0],
+    ),
+    (StochasticBoundClassifier, {"rank": 3}, lambda X, y: 1.0),
+]
+
+
+@pytest.mark.parametrize(
+    "Est,params,reference",
+    CLOSED_FORM,
+    ids=[f"{e.__name__}-{p}" for e, p, _ in CLOSED_FORM],
+)
+def test_closed_form_auto_matches_reference(Est, params, reference):
+    X, y = _data(300)
+    clf = Est(max_iter=1, tol=None, random_state=0, **params).fit(X, y)
+    assert_allclose(clf.eta0_, reference(X, y), rtol=1e-10)
+    if getattr(Est, "_eta0_pilot", False):
+        assert clf.eta0_trials_ is None  # too few rows for a pilot
+
+
+def test_closed_form_follows_partial_fit_rows():
+    """Below the pilot's size, 'auto' follows every row seen so far."""
+    X, y = _data(300)
+    clf = ImplicitSGDClassifier(random_state=0)
+    clf.partial_fit(X[:100], y[:100], classes=np.unique(y))
+    assert_allclose(clf.eta0_, 1.0 / _reference_parts(X[:100], y[:100])[0])
+    clf.partial_fit(X[100:], y[100:])
+    assert_allclose(clf.eta0_, 1.0 / _reference_parts(X, y)[0])
+
+
+@pytest.mark.parametrize("Est", PILOTED)
+def test_pilot_search_follows_its_rule(Est):
+    """Trials are the rule times powers of 3, walked while the held-out
+    loss falls; eta0_ is the best trial and a local minimum of the walk."""
+    X, y = _data(1500)
+    clf = Est(max_iter=1, tol=None, random_state=0).fit(X, y)
+    trials = clf.eta0_trials_
+    assert trials.ndim == 2 and trials.shape[1] == 2
+    rule = trials[0, 0]
+    ratios = np.log(trials[:, 0] / rule) / np.log(_eta0_pilot.FACTOR)
+    assert_allclose(ratios, np.round(ratios), atol=1e-9)
+    best = int(np.argmin(trials[:, 1]))
+    assert clf.eta0_ == trials[best, 0]
+    # the walk stopped at a trial no better than the best, on each side
+    # it explored (or after MAX_STEPS moves)
+    j = np.round(ratios).astype(int)
+    jb = j[best]
+    for side in (jb - 1, jb + 1):
+        if side in j:
+            assert trials[list(j).index(side), 1] >= trials[best, 1]
+    assert len(trials) <= 2 * _eta0_pilot.MAX_STEPS + 1
+
+
+def _with_rule_scaled(monkeypatch, Est, factor):
+    original = Est._auto_eta0
+    monkeypatch.setattr(
+        Est, "_auto_eta0", lambda self, c: factor * original(self, c)
+    )
+
+
+@pytest.mark.parametrize("Est", PILOTED)
+@pytest.mark.parametrize("factor", [1e-3, 81.0])
+def test_pilot_recovers_from_a_bad_rule(monkeypatch, Est, factor):
+    """Starting 1000x too small or 81x too large, the pilot walks back and
+    the fit beats the one at the bad starting step on held-out rows."""
+    X, y = _data(3000)
+    X_test, y_test = X[2000:], y[2000:]
+    X, y = X[:2000], y[:2000]
+    rule = Est(max_iter=1, tol=None, random_state=0).fit(X, y).eta0_
+    _with_rule_scaled(monkeypatch, Est, factor)
+    clf = Est(max_iter=5, tol=None, random_state=0).fit(X, y)
+    start = clf.eta0_trials_[0, 0]
+    assert_allclose(start, factor * rule)
+    moved = clf.eta0_ / start
+    assert (moved > 1.0) if factor < 1 else (moved < 1.0)
+    assert 0.1 < clf.eta0_ / rule < 10.0
+    bad = Est(eta0=start, max_iter=5, tol=None, random_state=0)
+    try:
+        bad_loss = bad.fit(X, y).log_loss(X_test, y_test)
+    except Exception:  # the too-large step may diverge outright
+        bad_loss = np.inf
+    assert clf.log_loss(X_test, y_test) < bad_loss
+
+
+def test_pilot_column_restriction_is_exact(monkeypatch):
+    """A trial on the columns its rows use equals one on all columns."""
+    X, y = _data(1500)
+    a = UMaxSoftmaxClassifier(max_iter=1, tol=None, random_state=0).fit(X, y)
+    monkeypatch.setattr(_eta0_pilot, "_used_columns", lambda A, B: (A, B))
+    b = UMaxSoftmaxClassifier(max_iter=1, tol=None, random_state=0).fit(X, y)
+    assert_allclose(a.eta0_trials_, b.eta0_trials_, rtol=1e-9)
+    assert_array_equal(a.coef_, b.coef_)
+
+
+def test_pilot_held_out_loss_is_exact():
+    """A trial's figure is the exact log-loss of its held-out rows: replay
+    the trial with the package's pieces and score it with NumPy."""
+    from scipy.special import logsumexp
+
+    X, y = _data(1500)
+    clf = UMaxSoftmaxClassifier(max_iter=1, tol=None, random_state=0)
+    clf.fit(X, y)
+    train, val = _eta0_pilot.pilot_rows(
+        X.shape[0], np.ones(X.shape[0]), clf.random_state
+    )
+    assert len(val) == min(_eta0_pilot.PILOT_VAL_ROWS, 1500 // 4)
+    assert len(np.intersect1d(train, val)) == 0
+    y_enc = np.searchsorted(clf.classes_, y)
+    X_train, X_val = _eta0_pilot._used_columns(X[train], X[val])
+    eta = clf.eta0_trials_[0, 0]
+    # replay the first trial on the fitted estimator's counts and classes
+    est = UMaxSoftmaxClassifier(max_iter=1, tol=None, random_state=0)
+    est.fit(X, y)
+    original = _eta0_pilot._trial
+    value = original(
+        est,
+        eta,
+        X_train,
+        y_enc[train],
+        np.ones(len(train)),
+        X_val,
+        y_enc[val],
+        np.ones(len(val)),
+    )
+    assert_allclose(value, clf.eta0_trials_[0, 1], rtol=1e-10)
+    # the same model by a plain NumPy softmax: the prior-start model at a
+    # tiny step is the class-prior log-loss of the held-out rows
+    tiny = original(
+        est,
+        1e-12,
+        X_train,
+        y_enc[train],
+        np.ones(len(train)),
+        X_val,
+        y_enc[val],
+        np.ones(len(val)),
+    )
+    log_p = np.log(est._prior_frequencies())
+    scores = np.tile(log_p, (len(val), 1))
+    expected = np.mean(logsumexp(scores, axis=1) - log_p[y_enc[val]])
+    assert_allclose(tiny, expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("Est", PILOTED)
+def test_pilot_is_reproducible_and_kept(Est):
+    X, y = _data(1500)
+    a = Est(max_iter=1, tol=None, random_state=0).fit(X, y)
+    b = Est(max_iter=1, tol=None, random_state=0).fit(X, y)
+    assert_array_equal(a.eta0_trials_, b.eta0_trials_)
+    assert a.eta0_ == b.eta0_
+    # a warm start keeps the pilot's step (no trials from a trained model)
+    trials = a.eta0_trials_
+    a.set_params(warm_start=True).fit(X, y)
+    assert a.eta0_ == b.eta0_ and a.eta0_trials_ is trials
+    # partial_fit: the first call with enough rows pilots, later ones keep
+    c = Est(random_state=0)
+    c.partial_fit(X[:1000], y[:1000], classes=np.unique(y))
+    assert c.eta0_trials_ is not None
+    kept = c.eta0_
+    c.partial_fit(X[1000:], y[1000:])
+    assert c.eta0_ == kept
+    # a float eta0 is used as given, without trials
+    d = Est(eta0=0.01, max_iter=1, tol=None, random_state=0).fit(X, y)
+    assert d.eta0_ == 0.01 and not hasattr(d, "eta0_trials_")
+
+
+def test_pilot_reports_with_verbose(capsys):
+    X, y = _data(1500)
+    UMaxSoftmaxClassifier(max_iter=1, tol=None, verbose=1).fit(X, y)
+    out = capsys.readouterr().out
+    assert "eta0='auto': closed-form rule" in out and "using eta0_=" in out
+
+
+def test_pilot_skips_zero_weight_rows():
+    """Rows of zero weight are neither trained on nor scored."""
+    X, y = _data(1500)
+    w = np.ones(X.shape[0])
+    w[::3] = 0.0
+    train, val = _eta0_pilot.pilot_rows(X.shape[0], w, 0)
+    assert np.all(w[train] > 0) and np.all(w[val] > 0)
+    w[:] = 0.0
+    w[:400] = 1.0
+    assert _eta0_pilot.pilot_rows(X.shape[0], w, 0) is None
