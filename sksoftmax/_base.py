@@ -63,6 +63,12 @@ _MODEL_ATTRIBUTES = (
     "t_",
     "loss_curve_",
     "_row_state",
+    # iterate averaging (_averaging.AveragingMixin)
+    "_standard_coef",
+    "_standard_intercept",
+    "_average_coef",
+    "_average_intercept",
+    "_average_count",
 )
 
 
@@ -206,7 +212,7 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
                 first_visit = False
                 self.n_iter_ += 1
                 if self.early_stopping:
-                    weights.fold_scale()
+                    self._fold_weights(weights)
                     monitored = self._log_loss(X_val, y_val, w_val)
                     self.validation_loss_.append(monitored)
                 else:
@@ -228,7 +234,7 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
                     )
         finally:
             # coef_ is the kernel's own array: fold the lazy scale back once
-            weights.fold_scale()
+            self._fold_weights(weights)
         self._row_state = row_state
         return self
 
@@ -346,19 +352,32 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
                 True,
             )
         finally:
-            weights.fold_scale()
+            self._fold_weights(weights)
         self.n_iter_ = 1
         return self
 
     # ---------------------------------------------------------- the epoch
-    def _weight_matrix(self, fresh):
+    def _weight_matrix(self, fresh, **average):
         """Wrap coef_ / intercept_ (no copy) for the kernels.
 
         ||W||^2 is needed only for the penalty (alpha > 0); computing it is
         O(K D), so it is skipped when W is known to be zero or unused.
+        ``average``: the averaging arguments of ``make_weight_matrix``
+        (``_averaging.AveragingMixin``).
         """
         sq_norm = None if (not fresh and self.alpha > 0) else 0.0
-        return make_weight_matrix(self.coef_, self.intercept_, sq_norm)
+        return make_weight_matrix(
+            self.coef_, self.intercept_, sq_norm, **average
+        )
+
+    def _fold_weights(self, weights):
+        """Write the true W into coef_ (a hook for iterate averaging)."""
+        weights.fold_scale()
+
+    def _raw_weights(self):
+        """(W, b) that the steps continue from: coef_, intercept_ here;
+        the iterate kept apart when coef_ is an average."""
+        return self.coef_, self.intercept_
 
     def _epoch(self, dataset, weights, y_enc, row_state, order, first_visit):
         """Run one kernel epoch, then record and report it."""
@@ -506,7 +525,8 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         """
         if classes.size == 0 or self.class_count_.sum() <= 0:
             return
-        self.intercept_[classes] = np.log(self._prior_frequencies()[classes])
+        intercept = self._raw_weights()[1]
+        intercept[classes] = np.log(self._prior_frequencies()[classes])
 
     def _prior_frequencies(self):
         """p_k = (c_k + w / K) / (C + w) of ``_start_at_prior``."""

@@ -160,7 +160,7 @@ def _trial(estimator, eta, X_train, y_train, w_train, X_val, y_val, w_val):
     except DivergenceError:
         return np.inf
     finally:
-        weights.fold_scale()
+        trial._fold_weights(weights)
     with np.errstate(all="ignore"):
         value = trial._log_loss(X_val, y_val, w_val)
     return value if np.isfinite(value) else np.inf

@@ -5,13 +5,16 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
+from ._averaging import AVERAGE_CONSTRAINTS, AveragingMixin
 from ._base import BaseSoftmaxClassifier, DoubleSumSoftmaxClassifier
 from ._class_sampler import SAMPLER_CONSTRAINTS, ClassSamplerMixin
 from ._implicit_fast import implicit_epoch32, implicit_epoch64
 from ._sgd_schedule import SCHEDULES
 
 
-class ImplicitSGDClassifier(ClassSamplerMixin, DoubleSumSoftmaxClassifier):
+class ImplicitSGDClassifier(
+    ClassSamplerMixin, AveragingMixin, DoubleSumSoftmaxClassifier
+):
     """Softmax regression fitted by Implicit SGD (Fagan & Iyengar 2018).
 
     The same double-sum formulation as :class:`UMaxSoftmaxClassifier` (one
@@ -85,6 +88,10 @@ early_stopping, validation_fraction, n_iter_no_change
         As in :class:`UMaxSoftmaxClassifier`. ``verbose`` also reports the
         mean number of root-finder evaluations per step (Prop. 4 bounds it by
         log2(1/eps) + log2(interval)).
+    average : bool or int, default=False
+        Iterate averaging, as in :class:`UMaxSoftmaxClassifier`: the mean
+        of the weights after each row's implicit step (a row of weight zero
+        counts, unchanged), at the same costs.
 
     Attributes
     ----------
@@ -141,6 +148,7 @@ feature_names_in_
         **BaseSoftmaxClassifier._parameter_constraints,
         "n_sampled_classes": [Interval(Integral, 1, None, closed="left")],
         **SAMPLER_CONSTRAINTS,
+        **AVERAGE_CONSTRAINTS,
     }
 
     def __init__(
@@ -164,6 +172,7 @@ feature_names_in_
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=5,
+        average=False,
     ):
         self.n_sampled_classes = n_sampled_classes
         self.sampler = sampler
@@ -183,6 +192,7 @@ feature_names_in_
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
+        self.average = average
 
     def _check_dataset(self, dataset):
         if (

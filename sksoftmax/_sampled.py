@@ -5,13 +5,16 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ._averaging import AVERAGE_CONSTRAINTS, AveragingMixin
 from ._base import BaseSoftmaxClassifier
 from ._class_sampler import SAMPLER_CONSTRAINTS, ClassSamplerMixin
 from ._sampled_fast import LOSSES, sampled_epoch32, sampled_epoch64
 from ._sgd_schedule import SCHEDULES
 
 
-class SampledSoftmaxClassifier(ClassSamplerMixin, BaseSoftmaxClassifier):
+class SampledSoftmaxClassifier(
+    ClassSamplerMixin, AveragingMixin, BaseSoftmaxClassifier
+):
     """Softmax regression fitted by a biased sampled-softmax loss.
 
     The O(D)-per-step methods that Fagan & Iyengar (2018) compare U-max and
@@ -83,6 +86,13 @@ class SampledSoftmaxClassifier(ClassSamplerMixin, BaseSoftmaxClassifier):
     max_iter, tol, shuffle, random_state, warm_start, verbose, \
 early_stopping, validation_fraction, n_iter_no_change
         As in :class:`UMaxSoftmaxClassifier`.
+    average : bool or int, default=False
+        Iterate averaging, as in :class:`UMaxSoftmaxClassifier`. Rows are
+        counted one by one, and a minibatch's step gives one iterate that
+        counts once for each of its rows (with an int n, once for each of
+        its rows from the n-th on): minibatches of equal size weigh
+        equally. Costs as there: O(nnz) more per row and class moved, twice
+        the memory of W, one O(K D) pass per call.
 
     Attributes
     ----------
@@ -143,6 +153,7 @@ feature_names_in_, validation_loss_
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "n_sampled_classes": [Interval(Integral, 1, None, closed="left")],
         **SAMPLER_CONSTRAINTS,
+        **AVERAGE_CONSTRAINTS,
     }
 
     def __init__(
@@ -168,6 +179,7 @@ feature_names_in_, validation_loss_
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=5,
+        average=False,
     ):
         self.loss = loss
         self.batch_size = batch_size
@@ -189,6 +201,7 @@ feature_names_in_, validation_loss_
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
+        self.average = average
 
     def _run_epoch(
         self, dataset, weights, y_enc, row_state, order, eta_epoch, t, first

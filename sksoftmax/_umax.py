@@ -5,6 +5,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ._averaging import AVERAGE_CONSTRAINTS, AveragingMixin
 from ._base import BaseSoftmaxClassifier, DoubleSumSoftmaxClassifier
 from ._class_sampler import SAMPLER_CONSTRAINTS, ClassSamplerMixin
 from ._sgd_schedule import SCHEDULES
@@ -13,7 +14,9 @@ from ._umax_fast import umax_epoch32, umax_epoch64
 _STATUS_OVERFLOW, _STATUS_NONFINITE = 1, 2
 
 
-class UMaxSoftmaxClassifier(ClassSamplerMixin, DoubleSumSoftmaxClassifier):
+class UMaxSoftmaxClassifier(
+    ClassSamplerMixin, AveragingMixin, DoubleSumSoftmaxClassifier
+):
     """Softmax regression fitted by U-max (Fagan & Iyengar 2018, Alg. 2).
 
     Minimises the mean log-loss ``-log p(y_i | x_i)`` of a linear softmax
@@ -121,6 +124,23 @@ class UMaxSoftmaxClassifier(ClassSamplerMixin, DoubleSumSoftmaxClassifier):
         Share of rows held out by ``early_stopping``.
     n_iter_no_change : int, default=5
         Epochs without improvement before stopping.
+    average : bool or int, default=False
+        Iterate (Polyak-Ruppert) averaging, as in scikit-learn's
+        ``SGDClassifier``. True: ``coef_`` and ``intercept_`` are the mean
+        of the iterates (the weights after each row's step) over every row
+        seen. An int n: the mean of the iterates from the n-th row seen on;
+        until then they are the iterate itself. Rows are counted over the
+        epochs of ``fit``, warm starts and ``partial_fit`` calls, whatever
+        their weights. The steps go on from the iterate, kept apart: a warm
+        start or ``partial_fit`` resumes from it and the mean carries on; a
+        fresh ``fit`` starts both over. Cost: the mean is kept lazily
+        (Xu 2011), one more sparse update per class a step moves and O(1)
+        per row, so a step costs O(m nnz) still; one more array of
+        W's shape (twice the memory of W) and one O(K D) pass per ``fit`` /
+        ``partial_fit`` call to write the mean out; with ``alpha > 0`` the
+        lazy scale is folded 1.5 (float64) to 3 (float32) times as often.
+        ``loss_curve_`` still follows the iterates; with ``early_stopping``
+        the validation loss is that of the mean.
 
     Attributes
     ----------
@@ -205,6 +225,13 @@ class UMaxSoftmaxClassifier(ClassSamplerMixin, DoubleSumSoftmaxClassifier):
     >>> clf = UMaxSoftmaxClassifier(random_state=0).fit(X, y)
     >>> clf.predict_proba(X[:1]).shape
     (1, 3)
+
+    The mean of the iterates from the 1000th row on (``average=True``: from
+    the first):
+
+    >>> avg = UMaxSoftmaxClassifier(average=1000, random_state=0).fit(X, y)
+    >>> avg.coef_.shape, avg.t_ >= 1000
+    ((3, 4), True)
     """
 
     _eta0_pilot = True
@@ -215,6 +242,7 @@ class UMaxSoftmaxClassifier(ClassSamplerMixin, DoubleSumSoftmaxClassifier):
         "delta": [Interval(Real, 0, None, closed="neither"), None],
         "formulation": [StrOptions({"proposed", "raman"})],
         **SAMPLER_CONSTRAINTS,
+        **AVERAGE_CONSTRAINTS,
     }
 
     def __init__(
@@ -240,6 +268,7 @@ class UMaxSoftmaxClassifier(ClassSamplerMixin, DoubleSumSoftmaxClassifier):
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=5,
+        average=False,
     ):
         self.n_sampled_classes = n_sampled_classes
         self.delta = delta
@@ -261,6 +290,7 @@ class UMaxSoftmaxClassifier(ClassSamplerMixin, DoubleSumSoftmaxClassifier):
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
+        self.average = average
 
     def _bounds(self, dataset):
         """B_W, B_u and sum(s) log K of App. B (per-row loss), or inf."""

@@ -46,6 +46,29 @@ def random_problem(fmt, dtype, n=40, d=12, K=7, density=0.4, seed=0):
     return X, y, sw
 
 
+def _visiting_order(rng, n, shuffle, order):
+    """The rows of an epoch in visiting order, drawn as the kernels draw.
+
+    ``order=None``: a fresh permutation of range(n) (or range(n)). An
+    array: the estimator's order, kept across the epochs of one ``fit``
+    and shuffled in place by the kernel, which this repeats: Fisher-Yates
+    moves positions whatever they hold, so shuffling ``order`` in place
+    gives ``order[rng.permutation(n)]`` for the same draws.
+    """
+    if order is None:
+        return rng.permutation(n) if shuffle else np.arange(n)
+    if shuffle:
+        order[:] = order[rng.permutation(n)]
+    return order.copy()
+
+
+def _record(iterates, W, b):
+    """Append a copy of the iterate (W, b) to ``iterates`` unless None:
+    one entry per row, after the row's last change to W and b."""
+    if iterates is not None:
+        iterates.append((W.copy(), b.copy()))
+
+
 def umax_epoch_reference(
     X,
     y,
@@ -72,19 +95,22 @@ def umax_epoch_reference(
     fit_intercept=True,
     shuffle=True,
     sampler=None,
+    order=None,
+    iterates=None,
 ):
     """One epoch of Alg. 2 of Fagan & Iyengar (2018) on the per-row loss.
 
     ``sampler``: None (uniform over the classes other than y_i, weight
     (K-1)/m) or an AliasTable of q over all classes (weight 1/(m q_k),
-    none for a draw of y_i). Returns (W, b, u, objective_sum, weight_sum,
-    t), all new arrays.
+    none for a draw of y_i). ``order``, ``iterates``: see
+    ``_visiting_order`` and ``_record``. Returns (W, b, u, objective_sum,
+    weight_sum, t), all new arrays.
     """
     X = dense(X).astype(np.float64)
     W, b, u = W.astype(np.float64), b.astype(np.float64), u.astype(np.float64)
     n, K = X.shape[0], W.shape[0]
     ratio = (K - 1) / m
-    order = rng.permutation(n) if shuffle else np.arange(n)
+    order = _visiting_order(rng, n, shuffle, order)
     obj, wsum = 0.0, 0.0
     for i in order:
         t += 1
@@ -135,6 +161,95 @@ def umax_epoch_reference(
             if norm > bound_w:
                 W = W * (bound_w / norm)
         u[i] = ui + scores[y[i]] if raman else ui
+        _record(iterates, W, b)
+    return W, b, u, obj, wsum, t
+
+
+def implicit_epoch_reference(
+    X,
+    y,
+    sw,
+    W,
+    b,
+    u,
+    rng,
+    *,
+    init_u,
+    eta_epoch,
+    eta0=None,
+    power_t=0.5,
+    schedule="constant",
+    t=0,
+    alpha=0.0,
+    fit_intercept=True,
+    shuffle=True,
+    order=None,
+    iterates=None,
+):
+    """One epoch of Implicit SGD, Alg. 1 (m = 1, uniform sampler).
+
+    Written from App. E.1 with SciPy: the ridge's proximal map shrinks W by
+    1/(1 + e alpha), e = eta s_i; moving z = s_k - s_y costs (z - z_bar)^2
+    / C, gamma = 1/C; u' is the root of
+    g(u) = e - e e^{-u} + u - u_old - gamma a(u),
+    a(u) = omega(log(e (K-1) / gamma) + z_bar - u) (scipy's wrightomega),
+    found by brentq on a bracket widened until g changes sign; then
+    w_k -= gamma a x / (1 + e alpha), w_y += the same, b_k -= gamma a,
+    b_y += gamma a. Rows of weight zero move nothing (their u is set by the
+    U-max rule on a first visit). ``order``, ``iterates``: see
+    ``_visiting_order`` and ``_record``. Returns (W, b, u, objective_sum,
+    weight_sum, t), all new arrays.
+    """
+    from scipy.optimize import brentq
+    from scipy.special import wrightomega
+
+    X = dense(X).astype(np.float64)
+    W, b, u = W.astype(np.float64), b.astype(np.float64), u.astype(np.float64)
+    n, K = X.shape[0], W.shape[0]
+    order = _visiting_order(rng, n, shuffle, order)
+    obj, wsum = 0.0, 0.0
+    for i in order:
+        t += 1
+        eta = eta0 / t**power_t if schedule == "invscaling" else eta_epoch
+        k = rng.sample_classes(K, y[i], 1, True)[0]
+        x, s, yi = X[i], sw[i], y[i]
+        e = eta * s
+        if e == 0.0:
+            if init_u:
+                scores = W @ x + b
+                u[i] = np.logaddexp(0.0, scores[k] - scores[yi])
+            _record(iterates, W, b)
+            continue
+        shrink = 1.0 / (1.0 + e * alpha)
+        W = W * shrink
+        scores = W @ x + b
+        z_bar = scores[k] - scores[yi]
+        u_old = np.logaddexp(0.0, z_bar) if init_u else u[i]
+        gamma = 1.0 / (2.0 * (x @ x) * shrink + (2.0 if fit_intercept else 0))
+        log_c = np.log(e * (K - 1) / gamma)
+
+        def g(v):
+            a = wrightomega(log_c + z_bar - v).real
+            return e - e * np.exp(-v) + v - u_old - gamma * a
+
+        lo, hi, width = u_old - 1.0, u_old + 1.0, 1.0
+        while g(lo) > 0:
+            lo -= width
+            width *= 2
+        while g(hi) < 0:
+            hi += width
+            width *= 2
+        ui = brentq(g, lo, hi, xtol=1e-15, rtol=1e-15, maxiter=500)
+        c = gamma * wrightomega(log_c + z_bar - ui).real
+        W[k] -= c * shrink * x
+        W[yi] += c * shrink * x
+        if fit_intercept:
+            b[k] -= c
+            b[yi] += c
+        u[i] = ui
+        obj += s * (ui + np.exp(-ui) + c / e - 1.0)
+        wsum += s
+        _record(iterates, W, b)
     return W, b, u, obj, wsum, t
 
 
@@ -168,6 +283,8 @@ def sampled_epoch_reference(
     fit_intercept=True,
     shuffle=True,
     sampler=None,
+    order=None,
+    iterates=None,
 ):
     """One epoch of minibatch SGD on the OVE / NCE / importance loss.
 
@@ -175,12 +292,14 @@ def sampled_epoch_reference(
     the plainest way (full score vectors, masks); returns
     (W, b, objective_sum, weight_sum, t), all new arrays. ``sampler``:
     None (m distinct classes, expected counts Q_k = m/K) or an AliasTable
-    of q (m draws with replacement, Q_k = m q_k).
+    of q (m draws with replacement, Q_k = m q_k). ``order``: see
+    ``_visiting_order``; ``iterates``: the iterate after a minibatch's step
+    is recorded once for each of its rows (``_record``).
     """
     X = dense(X).astype(np.float64)
     W, b = W.astype(np.float64), b.astype(np.float64)
     n, K = X.shape[0], W.shape[0]
-    order = rng.permutation(n) if shuffle else np.arange(n)
+    order = _visiting_order(rng, n, shuffle, order)
     obj, wsum = 0.0, 0.0
     log_q = np.log(m / K)
     for start in range(0, n, batch_size):
@@ -231,6 +350,8 @@ def sampled_epoch_reference(
         W = W - eta * grad_W / nb
         if fit_intercept:
             b = b - eta * grad_b / nb
+        for _ in rows:
+            _record(iterates, W, b)
     return W, b, obj, wsum, t
 
 

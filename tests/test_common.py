@@ -27,6 +27,10 @@ ESTIMATORS = [
     SampledSoftmaxClassifier(
         loss="nce", sampler="frequency", sampler_power=0.5, random_state=0
     ),
+    # iterate averaging: coef_ the mean, the iterate kept apart
+    UMaxSoftmaxClassifier(average=True, alpha=1e-3, random_state=0),
+    ImplicitSGDClassifier(average=10, random_state=0),
+    SampledSoftmaxClassifier(average=True, random_state=0),
     SCENTClassifier(random_state=0),
     SCENTClassifier(
         loss="bsgd",
