@@ -207,23 +207,43 @@ from reproduce_fagan2018 import md_table
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DATASETS = ("tokens", "bibtex", "zipf20k", "zipf100k")
-# make_softmax_classification arguments besides class_exponent=1.0,
-# random_state=0 and dtype=float32 (see the docstring's table)
+# make_softmax_classification arguments besides random_state=0 and
+# dtype=float32 (see the docstring's table)
 SYNTHETIC = {
     "zipf20k": dict(
-        n_samples=100_000, n_features=10_000, n_classes=20_000, density=1e-3
+        n_samples=100_000,
+        n_features=10_000,
+        n_classes=20_000,
+        density=1e-3,
+        class_exponent=0.5,
     ),
     "zipf100k": dict(
-        n_samples=75_000, n_features=5_000, n_classes=100_000, density=2e-3
+        n_samples=500_000,
+        n_features=1_000,
+        n_classes=100_000,
+        density=7e-3,
+        class_exponent=0.5,
     ),
 }
+# test rows evaluated (a fixed random subsample) when --test-rows is not
+# given: exact evaluation costs rows x K per epoch and run
+TEST_ROWS = {"zipf100k": 5_000, "zipf20k": 20_000}
+DEFAULT_TEST_ROWS = 100_000
 QUICK_CLASSES = 500
 QUICK_SYNTHETIC = {  # --quick: 5,000 rows, K / 40 and D / 5
     "zipf20k": dict(
-        n_samples=5_000, n_features=2_000, n_classes=500, density=5e-3
+        n_samples=5_000,
+        n_features=2_000,
+        n_classes=500,
+        density=5e-3,
+        class_exponent=0.5,
     ),
     "zipf100k": dict(
-        n_samples=5_000, n_features=1_000, n_classes=2_500, density=1e-2
+        n_samples=5_000,
+        n_features=1_000,
+        n_classes=2_500,
+        density=1e-2,
+        class_exponent=0.5,
     ),
 }
 QUICK_ROWS = (4_000, 1_000)
@@ -289,7 +309,7 @@ def _bibtex():
 def synthetic_spec(name, quick):
     """make_softmax_classification arguments of a zipf dataset."""
     spec = dict((QUICK_SYNTHETIC if quick else SYNTHETIC)[name])
-    return dict(spec, class_exponent=1.0, random_state=0, dtype=np.float32)
+    return dict(spec, random_state=0, dtype=np.float32)
 
 
 def load_raw(name, quick):
@@ -520,6 +540,12 @@ def fit_peak_mb():
     return _peak_rss_bytes() / 2**20
 
 
+def evaluated(epoch, spec):
+    """Whether the run evaluates (and records) this epoch."""
+    wanted = spec.get("eval_epochs")
+    return wanted is None or epoch == spec["epochs"] or epoch in wanted
+
+
 def run_sksoftmax(data, n_classes, spec):
     """Per epoch: one warm ``fit`` with max_iter=1, then the evaluation."""
     from sksoftmax import DivergenceError
@@ -539,6 +565,8 @@ def run_sksoftmax(data, n_classes, spec):
             yield dict(epoch=epoch, status="diverged", note=str(exc)[:300])
             return
         peak = fit_peak_mb()
+        if not evaluated(epoch, spec):
+            continue
         scores, eval_s = timed_eval(
             lambda: evaluate(
                 *full_columns(
@@ -603,7 +631,13 @@ def _torch_epoch(torch, model, X, y, generator):
 
 
 def run_torch(data, n_classes, spec):
-    """PyTorch exact softmax, one record per epoch."""
+    """PyTorch exact softmax, one record per epoch.
+
+    ``spec["resume"]``: continue from the state that a run with
+    ``spec["checkpoint"]`` saved after its last epoch (weights, optimiser
+    moments, shuffling generator, clock), so that one run can be cut into
+    a selection part and its continuation.
+    """
     import torch
 
     torch.set_num_threads(spec["threads"])
@@ -612,15 +646,28 @@ def run_torch(data, n_classes, spec):
     model = _torch_model(torch, X.shape[1], n_classes, y, spec["lr"])
     generator = torch.Generator().manual_seed(0)
     clock = Clock()
+    first = 1
+    if spec.get("resume"):
+        state = torch.load(spec["resume"], weights_only=False)
+        emb, bias, optimizers = model
+        with torch.no_grad():
+            emb.weight.copy_(state["weight"])
+            bias.copy_(state["bias"])
+        for opt, opt_state in zip(optimizers, state["optimizers"]):
+            opt.load_state_dict(opt_state)
+        generator.set_state(state["generator"])
+        clock.cpu, clock.wall = state["clock"]
+        first = state["epoch"] + 1
+        del state
     reset_fit_peak()
-    for epoch in range(1, spec["epochs"] + 1):
+    for epoch in range(first, spec["epochs"] + 1):
         with clock:
             last = _torch_epoch(torch, model, X, y, generator)
         peak = fit_peak_mb()
         if not np.isfinite(last):
             yield dict(epoch=epoch, status="diverged", note="loss not finite")
             return
-        emb, bias, _ = model
+        emb, bias, optimizers = model
         scores, eval_s = timed_eval(
             lambda: evaluate(
                 emb.weight.detach().numpy(),
@@ -632,6 +679,16 @@ def run_torch(data, n_classes, spec):
         yield epoch_record(
             epoch, clock, scores, eval_s, peak, threads=spec["threads"]
         )
+    if spec.get("checkpoint"):
+        state = dict(
+            weight=emb.weight.detach(),
+            bias=bias.detach(),
+            optimizers=[opt.state_dict() for opt in optimizers],
+            generator=generator.get_state(),
+            clock=(clock.cpu, clock.wall),
+            epoch=spec["epochs"],
+        )
+        torch.save(state, spec["checkpoint"])
 
 
 def are_counts(X):
@@ -827,8 +884,8 @@ class Runner:
             run=f"{self.stamp}-{self.count:04d}",
             epochs=self.args.epochs,
             threads=threads,
-            **params,
         )
+        spec.update(params)
         env = dict(os.environ)
         if threads == 1:
             env.update(dict.fromkeys(THREAD_VARS, "1"))
@@ -895,7 +952,15 @@ def eta_config(eta0):
 
 def run_sksoftmax_all(runner, method, args):
     for eta0 in (None, *args.eta0_grid):
-        runner.run(method, eta_config(eta0), eta0=eta0)
+        # the defaults every epoch (is any above the prior?), the grid at
+        # a few (only its last epoch enters the comparison)
+        every = eta0 is None
+        runner.run(
+            method,
+            eta_config(eta0),
+            eta0=eta0,
+            eval_epochs=None if every else list(args.grid_eval_epochs),
+        )
 
 
 def _available(module, install):
@@ -906,15 +971,53 @@ def _available(module, install):
 
 
 def run_torch_all(runner, args):
+    """Each lr for --torch-select-epochs; the best continues to
+    --torch-epochs; then the best on all threads."""
     if not _available("torch", "pip install torch==2.13.0"):
         return
-    final = {}
+    select = min(args.torch_select_epochs, args.torch_epochs)
+    folder = Path(runner.cache).parent
+    best, best_loss, best_run = None, np.inf, None
     for lr in args.torch_lrs:
-        records = runner.run("torch", f"lr={lr:g} threads=1", lr=lr)
-        final[lr] = _final_loss(records)
-    best = min(final, key=final.get)
-    n = os.cpu_count() or 1
-    runner.run("torch", f"lr={best:g} threads=all({n})", threads=n, lr=best)
+        checkpoint = folder / f"torch_{lr:g}.pt"
+        records = runner.run(
+            "torch",
+            f"lr={lr:g} threads=1",
+            lr=lr,
+            epochs=select,
+            checkpoint=str(checkpoint),
+        )
+        loss = _final_loss(records)
+        if loss < best_loss or best is None:
+            if best is not None:
+                (folder / f"torch_{best:g}.pt").unlink(missing_ok=True)
+            best, best_loss, best_run = lr, loss, records[0]["run"]
+        else:
+            checkpoint.unlink(missing_ok=True)
+    if not np.isfinite(best_loss):
+        print("  torch: every lr diverged")
+        return
+    checkpoint = folder / f"torch_{best:g}.pt"
+    if args.torch_epochs > select and checkpoint.exists():
+        # the same run (same id): its records continue the curve
+        runner.run(
+            "torch",
+            f"lr={best:g} threads=1",
+            lr=best,
+            epochs=args.torch_epochs,
+            resume=str(checkpoint),
+            run=best_run,
+        )
+    checkpoint.unlink(missing_ok=True)
+    if args.torch_all_threads_epochs > 0:
+        n = os.cpu_count() or 1
+        runner.run(
+            "torch",
+            f"lr={best:g} threads=all({n})",
+            threads=n,
+            lr=best,
+            epochs=args.torch_all_threads_epochs,
+        )
 
 
 def _final_loss(records):
@@ -990,7 +1093,7 @@ def run_dataset(name, args):
     print(f"\n== {key}: preparing", flush=True)
     try:
         data, facts = prepare(
-            name, args.quick, args.max_train_rows, args.test_rows
+            name, args.quick, args.max_train_rows, test_rows(name, args)
         )
     except DatasetUnavailable as exc:
         print(f"{name} skipped: {exc}")
@@ -1017,6 +1120,13 @@ def run_dataset(name, args):
             else:
                 runner.run("sgd", "defaults", budget=args.budget)
     return True
+
+
+def test_rows(name, args):
+    """The test rows evaluated on ``name`` (None or 0: all)."""
+    if args.test_rows is not None:
+        return args.test_rows
+    return TEST_ROWS.get(name, DEFAULT_TEST_ROWS)
 
 
 def dataset_key(name, quick):
@@ -1509,9 +1619,31 @@ def parse_args(argv=None):
     p.add_argument(
         "--test-rows",
         type=int,
-        default=100_000,
         help="evaluate on a random subsample of the test rows if more "
-        "(0: all)",
+        f"(0: all; default {DEFAULT_TEST_ROWS:,}, zipf100k "
+        f"{TEST_ROWS['zipf100k']:,}, zipf20k {TEST_ROWS['zipf20k']:,})",
+    )
+    p.add_argument(
+        "--grid-eval-epochs",
+        nargs="+",
+        type=int,
+        default=(1, 2, 5),
+        help="epochs at which an eta0-grid run is evaluated, besides its "
+        "last (the defaults are evaluated every epoch)",
+    )
+    p.add_argument(
+        "--torch-select-epochs",
+        type=int,
+        default=1,
+        help="epochs of each --torch-lrs run; the best lr then continues "
+        "from its state to --torch-epochs",
+    )
+    p.add_argument("--torch-epochs", type=int, default=5)
+    p.add_argument(
+        "--torch-all-threads-epochs",
+        type=int,
+        default=1,
+        help="epochs of the all-threads PyTorch run (0: none)",
     )
     p.add_argument(
         "--max-train-rows",
