@@ -5,15 +5,18 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
+from ._adagrad_state import ADAGRAD_CONSTRAINTS, AdaGradMixin
 from ._averaging import AVERAGE_CONSTRAINTS, AveragingMixin
 from ._base import BaseSoftmaxClassifier, DoubleSumSoftmaxClassifier
 from ._class_sampler import SAMPLER_CONSTRAINTS, ClassSamplerMixin
 from ._implicit_fast import implicit_epoch32, implicit_epoch64
-from ._sgd_schedule import SCHEDULES
 
 
 class ImplicitSGDClassifier(
-    ClassSamplerMixin, AveragingMixin, DoubleSumSoftmaxClassifier
+    ClassSamplerMixin,
+    AdaGradMixin,
+    AveragingMixin,
+    DoubleSumSoftmaxClassifier,
 ):
     """Softmax regression fitted by Implicit SGD (Fagan & Iyengar 2018).
 
@@ -149,6 +152,7 @@ feature_names_in_
         "n_sampled_classes": [Interval(Integral, 1, None, closed="left")],
         **SAMPLER_CONSTRAINTS,
         **AVERAGE_CONSTRAINTS,
+        **ADAGRAD_CONSTRAINTS,
     }
 
     def __init__(
@@ -213,6 +217,7 @@ feature_names_in_
                     f"step divides by ||x||^2); rows {empty[:10].tolist()} "
                     "are. Drop them or set fit_intercept=True."
                 )
+        super()._check_dataset(dataset)
 
     def _run_epoch(
         self, dataset, weights, y_enc, u, order, eta_epoch, t, first_visit
@@ -231,7 +236,7 @@ feature_names_in_
             order,
             self.n_sampled_classes,
             first_visit,
-            SCHEDULES[self.learning_rate].code,
+            self._schedule().code,
             eta_epoch,
             self.eta0_,
             self.power_t,
@@ -240,6 +245,7 @@ feature_names_in_
             self.fit_intercept,
             self.shuffle,
             self._class_sampler(),
+            self._adagrad_state(),
         )
         if status != 0:
             self._raise_divergence("u or ||W|| is not finite", row, value)

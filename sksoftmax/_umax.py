@@ -5,17 +5,20 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ._adagrad_state import ADAGRAD_CONSTRAINTS, AdaGradMixin
 from ._averaging import AVERAGE_CONSTRAINTS, AveragingMixin
 from ._base import BaseSoftmaxClassifier, DoubleSumSoftmaxClassifier
 from ._class_sampler import SAMPLER_CONSTRAINTS, ClassSamplerMixin
-from ._sgd_schedule import SCHEDULES
 from ._umax_fast import umax_epoch32, umax_epoch64
 
 _STATUS_OVERFLOW, _STATUS_NONFINITE = 1, 2
 
 
 class UMaxSoftmaxClassifier(
-    ClassSamplerMixin, AveragingMixin, DoubleSumSoftmaxClassifier
+    ClassSamplerMixin,
+    AdaGradMixin,
+    AveragingMixin,
+    DoubleSumSoftmaxClassifier,
 ):
     """Softmax regression fitted by U-max (Fagan & Iyengar 2018, Alg. 2).
 
@@ -243,6 +246,7 @@ class UMaxSoftmaxClassifier(
         "formulation": [StrOptions({"proposed", "raman"})],
         **SAMPLER_CONSTRAINTS,
         **AVERAGE_CONSTRAINTS,
+        **ADAGRAD_CONSTRAINTS,
     }
 
     def __init__(
@@ -325,7 +329,7 @@ class UMaxSoftmaxClassifier(
             self.delta is None,
             self.formulation == "raman",
             first_visit,
-            SCHEDULES[self.learning_rate].code,
+            self._schedule().code,
             eta_epoch,
             self.eta0_,
             self.power_t,
@@ -337,6 +341,7 @@ class UMaxSoftmaxClassifier(
             self.fit_intercept,
             self.shuffle,
             self._class_sampler(),
+            self._adagrad_state(),
         )
         if status == _STATUS_OVERFLOW:
             self._raise_divergence(
