@@ -174,3 +174,198 @@ def test_implicit_adagrad_matches_reference(
         coef[:], intercept[:], u_k[:] = W, b, u
         G[:], Gb[:] = acc["G"], acc["Gb"]
         wm = make_weight_matrix(coef, intercept)
+
+
+# ------------------------------------------------- the estimators, replayed
+# the small problem, estimators and replay of tests/test_average.py
+from test_average import D, K, Replay, _check, _close, _estimator, _problem
+
+
+class AdaGradReplay(Replay):
+    """The estimators' runs replayed with learning_rate='adagrad': a
+    constant eta0, the accumulators kept from the fresh start on."""
+
+    def start_at_prior(self, y, sw, dtype):
+        super().start_at_prior(y, sw, dtype)
+        self.acc = new_adagrad(D)
+
+    def epoch(self, X, y, sw, order, init_u):
+        est = self.est
+        common = dict(
+            eta_epoch=est.eta0, t=self.t, alpha=est.alpha, order=order,
+            iterates=self.iterates, adagrad=self.acc,
+        )  # fmt: skip
+        if self.u is None or len(self.u) != X.shape[0]:
+            self.u = np.zeros(X.shape[0])
+        if self.kind == "umax":
+            bound_w = weight_log_k = np.inf
+            if est.alpha > 0:
+                bound_w = np.sqrt(2 * np.log(K) / est.alpha)
+                weight_log_k = sw.sum() * np.log(K)
+            self.W, self.b, self.u, _, _, self.t = umax_epoch_reference(
+                X, y, sw, self.W, self.b, self.u, self.rng,
+                m=est.n_sampled_classes, delta=est.delta, vanilla=False,
+                init_u=init_u, bound_w=bound_w, weight_log_k=weight_log_k,
+                **common,
+            )  # fmt: skip
+        else:
+            self.W, self.b, self.u, _, _, self.t = implicit_epoch_reference(
+                X, y, sw, self.W, self.b, self.u, self.rng, init_u=init_u,
+                **common,
+            )  # fmt: skip
+        self.epochs += 1
+
+
+def _adagrad_estimator(kind, **params):
+    return _estimator(kind, learning_rate="adagrad", **params)
+
+
+def _check_state(clf, replay, dtype):
+    _close(clf.coef_, replay.W, dtype)
+    _close(clf.intercept_, replay.b, dtype)
+    tol = RTOL[dtype]
+    assert_allclose(clf._adagrad_sq_grad, replay.acc["G"], rtol=tol)
+    assert_allclose(
+        clf._adagrad_sq_grad_intercept, replay.acc["Gb"], rtol=tol
+    )
+
+
+@pytest.mark.parametrize("kind", ["umax", "implicit"])
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("alpha", [0.0, 0.05])
+def test_fit_is_the_replayed_update(kind, fmt, dtype, alpha):
+    X, y, sw = _problem(fmt, dtype)
+    clf = _adagrad_estimator(kind, max_iter=3, alpha=alpha)
+    clf.fit(X, y, sample_weight=sw)
+    replay = AdaGradReplay(kind, clf)
+    replay.fit(X, y, sw, 3)
+    _check_state(clf, replay, dtype)
+    assert clf.coef_.dtype == dtype
+    # O(D) accumulators in float64, one per column and one for intercepts
+    assert clf._adagrad_sq_grad.shape == (D,)
+    assert clf._adagrad_sq_grad.dtype == np.float64
+    assert clf._adagrad_sq_grad_intercept.shape == (1,)
+    if alpha > 0:
+        # loss_curve_'s penalty from the exact ||W||^2 of the epoch's end
+        assert np.isfinite(clf.loss_curve_).all()
+
+
+@pytest.mark.parametrize("kind", ["umax", "implicit"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_average_with_adagrad_is_the_mean_of_the_iterates(kind, dtype):
+    X, y, sw = _problem("csr", dtype)
+    clf = _adagrad_estimator(kind, max_iter=2, average=True)
+    clf.fit(X, y, sample_weight=sw)
+    replay = AdaGradReplay(kind, clf)
+    replay.fit(X, y, sw, 2)
+    _check(clf, replay, dtype)
+    assert_allclose(
+        clf._adagrad_sq_grad, replay.acc["G"], rtol=RTOL[dtype]
+    )
+
+
+@pytest.mark.parametrize("kind", ["umax", "implicit"])
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("alpha", [0.0, 0.05])
+def test_partial_fit_continues_the_accumulators(kind, fmt, alpha):
+    dtype = np.float64
+    X, y, sw = _problem(fmt, dtype)
+    clf = _adagrad_estimator(kind, alpha=alpha)
+    replay = AdaGradReplay(kind, clf)
+    for rows in (slice(0, 17), slice(17, None)):
+        clf.partial_fit(X[rows], y[rows], classes=np.arange(K),
+                        sample_weight=sw[rows])  # fmt: skip
+        replay.partial_fit(X[rows], y[rows], sw[rows])
+        _check_state(clf, replay, dtype)
+    # a fresh fit starts the accumulators over
+    G = clf._adagrad_sq_grad.copy()
+    clf.set_params(max_iter=1).fit(X[:17], y[:17], sample_weight=sw[:17])
+    assert np.all(clf._adagrad_sq_grad <= G + 1e-12)
+    assert not np.allclose(clf._adagrad_sq_grad, G)
+
+
+@pytest.mark.parametrize("kind", ["umax", "implicit"])
+@pytest.mark.parametrize("alpha", [0.0, 0.05])
+def test_warm_start_continues_the_accumulators(kind, alpha):
+    X, y, sw = _problem("csr", np.float64)
+    two = _adagrad_estimator(kind, max_iter=2, alpha=alpha, shuffle=False)
+    two.fit(X, y, sample_weight=sw)
+    warm = _adagrad_estimator(
+        kind, max_iter=1, alpha=alpha, shuffle=False, warm_start=True
+    )
+    warm.fit(X, y, sample_weight=sw)
+    G_one = warm._adagrad_sq_grad.copy()
+    warm.fit(X, y, sample_weight=sw)
+    assert np.all(warm._adagrad_sq_grad >= G_one)
+    for name in ("coef_", "intercept_", "_adagrad_sq_grad",
+                 "_adagrad_sq_grad_intercept", "_row_state"):  # fmt: skip
+        assert_allclose(
+            getattr(warm, name), getattr(two, name), rtol=1e-12, atol=1e-14
+        )
+    # without warm_start the second fit starts over, accumulators included
+    cold = clone(warm).set_params(warm_start=False)
+    cold.fit(X, y, sample_weight=sw)
+    cold.fit(X, y, sample_weight=sw)
+    assert_allclose(cold._adagrad_sq_grad, G_one, rtol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["umax", "implicit"])
+def test_pickle_round_trip_keeps_the_accumulators(kind):
+    X, y, sw = _problem("csr", np.float64)
+    clf = _adagrad_estimator(kind, alpha=0.05)
+    clf.partial_fit(X[:17], y[:17], classes=np.arange(K))
+    copy = pickle.loads(pickle.dumps(clf))
+    assert_array_equal(copy._adagrad_sq_grad, clf._adagrad_sq_grad)
+    clf.partial_fit(X[17:], y[17:])
+    copy.partial_fit(X[17:], y[17:])
+    assert_array_equal(copy.coef_, clf.coef_)
+    assert_array_equal(copy._adagrad_sq_grad, clf._adagrad_sq_grad)
+
+
+@pytest.mark.parametrize("kind", ["umax", "implicit"])
+def test_switching_schedules_on_warm_start(kind):
+    X, y, sw = _problem("csr", np.float64)
+    clf = _adagrad_estimator(kind, max_iter=1, warm_start=True)
+    clf.fit(X, y)
+    clf.set_params(learning_rate="constant").fit(X, y)
+    assert not hasattr(clf, "_adagrad_sq_grad")
+    clf.set_params(learning_rate="adagrad").fit(X, y)
+    # switched on again: from zero, one epoch's worth
+    fresh = _adagrad_estimator(kind, max_iter=1).fit(X, y)
+    assert clf._adagrad_sq_grad.shape == fresh._adagrad_sq_grad.shape
+
+
+# --------------------------------------------------------- refused settings
+@pytest.mark.parametrize(
+    "est",
+    [
+        SampledSoftmaxClassifier(),
+        SCENTClassifier(),
+        ARSoftmaxClassifier(),
+        StochasticBoundClassifier(),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+def test_other_estimators_refuse_adagrad(est):
+    X, y, _ = _problem("csr", np.float64)
+    with pytest.raises(InvalidParameterError, match="learning_rate"):
+        est.set_params(learning_rate="adagrad").fit(X, y)
+    assert issubclass(InvalidParameterError, ValueError)
+
+
+@pytest.mark.parametrize("kind", ["umax", "implicit"])
+@pytest.mark.parametrize("average", [True, 5])
+def test_adagrad_with_penalty_refuses_average(kind, average):
+    X, y, _ = _problem("csr", np.float64)
+    clf = _adagrad_estimator(kind, alpha=0.01, average=average)
+    for call in (
+        lambda: clf.fit(X, y),
+        lambda: clf.partial_fit(X, y, classes=np.arange(K)),
+    ):
+        with pytest.raises(ValueError, match="learning_rate='adagrad'") as e:
+            call()
+        assert "alpha" in str(e.value) and "average" in str(e.value)
+    # either alone is fine
+    _adagrad_estimator(kind, alpha=0.01).fit(X, y)
+    _adagrad_estimator(kind, average=average).fit(X, y)
