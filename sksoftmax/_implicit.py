@@ -266,6 +266,28 @@ feature_names_in_
         importance weight. What is left is the scale of the unweighted
         gradient: the true class's coefficient 1 - p_y <= 1 moves its score
         by eta c, so eta0 = 1 / c with c the mean row curvature.
+
+        Under learning_rate='adagrad': ``300 c`` (see
+        ``_auto_eta0_adagrad``).
         """
+        if self._uses_adagrad():
+            return self._auto_eta0_adagrad(curvature)
         return 1.0 / curvature
+
+    def _auto_eta0_adagrad(self, curvature):
+        """eta0='auto' under learning_rate='adagrad': 300 c.
+
+        With per-feature steps the implicit step moves the scores by a,
+        a e^a = s w C e^(z - u), C = 2 eta0 (sum_j p_j x_ij^2 + p_b)
+        (module docstring of the kernel): a grows only with log(eta0), so
+        the step cannot overshoot and its best eta0 is large, set by how
+        far u_i (stepped by eta0 s_i) and the rarely seen columns should
+        move per visit. No closed form was found; the rule is measured:
+        over ten epochs the best eta0 of a grid was 300 on Bibtex
+        (c = 2, test log-loss 2.64) and 3,000 on a 2,778-class Zipfian
+        set (c = 16.7, 1.31), and 300 c lands within a factor of 2 of both
+        (2.64-2.75 and 1.31-1.35 between the grid points around it). The
+        pilot refines it.
+        """
+        return 300.0 * curvature
 

@@ -369,3 +369,38 @@ def test_adagrad_with_penalty_refuses_average(kind, average):
     # either alone is fine
     _adagrad_estimator(kind, alpha=0.01).fit(X, y)
     _adagrad_estimator(kind, average=average).fit(X, y)
+
+
+# ------------------------------------------------------------ eta0='auto'
+def _zipf(n_samples):
+    from sksoftmax.datasets import make_softmax_classification
+
+    return make_softmax_classification(
+        n_samples=n_samples, n_features=60, n_classes=30, density=0.1,
+        class_exponent=1.0, random_state=0,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "Est,rule",
+    [
+        (UMaxSoftmaxClassifier, lambda c: 3.0),
+        (ImplicitSGDClassifier, lambda c: 300.0 * c),
+    ],
+)
+def test_auto_eta0_rule_and_pilot(Est, rule):
+    # below the pilot's 500 rows: the closed form of the rows seen
+    X, y = _zipf(300)
+    c = float(X.multiply(X).sum(axis=1).mean()) + 1.0
+    clf = Est(learning_rate="adagrad", max_iter=2, tol=None, random_state=0)
+    clf.fit(X, y)
+    assert clf.eta0_ == pytest.approx(rule(c), rel=1e-12)
+    assert clf.eta0_trials_ is None
+    # with enough rows the pilot starts from the rule, trials on adagrad
+    X, y = _zipf(800)
+    c = float(X.multiply(X).sum(axis=1).mean()) + 1.0
+    clf = Est(learning_rate="adagrad", max_iter=1, tol=None, random_state=0)
+    clf.fit(X, y)
+    assert clf.eta0_trials_[0, 0] == pytest.approx(rule(c), rel=1e-12)
+    assert clf.eta0_ in clf.eta0_trials_[:, 0]
+    assert np.isfinite(clf.eta0_trials_[:, 1]).all()
