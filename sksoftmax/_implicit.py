@@ -64,10 +64,35 @@ class ImplicitSGDClassifier(
         moves it by factors of 3 while two passes over 2,048 of the rows
         lower the exact log-loss of 512 held-out rows (see
         :class:`UMaxSoftmaxClassifier`). The value used is ``eta0_``, the
-        pilot's trials are in ``eta0_trials_``.
-    learning_rate : {'exponential', 'constant', 'invscaling'}, \
+        pilot's trials are in ``eta0_trials_``. With
+        ``learning_rate='adagrad'`` the rule is ``300 c`` (measured; the
+        implicit step's moves grow only with log(eta0), see
+        ``_auto_eta0_adagrad``), refined by the same pilot.
+    learning_rate : {'exponential', 'constant', 'invscaling', 'adagrad'}, \
             default='exponential'
-        As in :class:`UMaxSoftmaxClassifier`.
+        As in :class:`UMaxSoftmaxClassifier`. 'adagrad': per-feature steps
+        with one accumulator per feature column shared by all classes and
+        one for the intercepts (memory O(n_features)), taken implicitly.
+        The implicit update theta' = theta - P grad f(theta') with
+        P = diag(eta_j), eta_j = eta0 / sqrt(1e-8 + G_j) on column j of
+        every class, eta0 / sqrt(1e-8 + G_b) on the intercepts and eta0 on
+        u_i, is the proximal step argmin f + 1/2 ||theta - theta_old||^2
+        in the metric P^-1. The sampled term depends on W and b through
+        the score difference z only, so the optimal move of w_k is
+        ``-lambda P x_i`` (of w_y its opposite) and z moves by
+        ``lambda C``, ``C = 2 sum_j eta_j x_ij^2 + 2 eta_b``, where the
+        plain step has ``2 eta (||x_i||^2 + 1)`` (eq. 10-11): the
+        preconditioner replaces ``eta ||x||^2`` by ``sum_j eta_j x_j^2``
+        in the paper's scalar equation (eq. 13-14 with
+        ``gamma = eta0 / C``; eq. 17 unchanged), which is solved as
+        before, still exactly and in O(nnz). G is updated before the step
+        with the sampled gradient at the current point
+        (``G_j += 2 c^2 x_ij^2``, ``c = s_i w e^(z - u_i)``, w = K-1 or
+        1/q_k; App. E.3's m classes alike): the gradient at the new point
+        would make G depend on the step it sets. With ``alpha > 0`` the
+        columns decay as in :class:`UMaxSoftmaxClassifier` before the
+        implicit step of the data term (a splitting), instead of the
+        joint shrinkage ``1 / (1 + eta alpha)``.
     decay : float, default=0.9
         Per-epoch factor of the 'exponential' schedule.
     power_t : float, default=0.5
@@ -94,7 +119,8 @@ early_stopping, validation_fraction, n_iter_no_change
     average : bool or int, default=False
         Iterate averaging, as in :class:`UMaxSoftmaxClassifier`: the mean
         of the weights after each row's implicit step (a row of weight zero
-        counts, unchanged), at the same costs.
+        counts, unchanged), at the same costs. Not available with
+        ``learning_rate='adagrad'`` and ``alpha > 0`` (ValueError).
 
     Attributes
     ----------

@@ -84,11 +84,38 @@ class UMaxSoftmaxClassifier(
         ``eta0_trials_``. A float is used as it is; the paper
         scales its loss by N and its rate by 1/N, here the loss is per row
         (the paper's eta0 * N), so its Table 2 values carry over unchanged.
-    learning_rate : {'exponential', 'constant', 'invscaling'}, \
+        With ``learning_rate='adagrad'`` eta0 is in units of the weights
+        (a coefficient moves by at most eta0 per step) and the rule is the
+        constant 3 (measured; see ``_auto_eta0_adagrad``), which the pilot
+        refines in the same way.
+    learning_rate : {'exponential', 'constant', 'invscaling', 'adagrad'}, \
             default='exponential'
         'exponential': ``eta0 * decay**epoch`` (the paper's protocol; in
         ``partial_fit`` one call counts as one epoch); 'constant': ``eta0``;
-        'invscaling': ``eta0 / t**power_t`` with t the rows seen.
+        'invscaling': ``eta0 / t**power_t`` with t the rows seen;
+        'adagrad': per-feature steps (AdaGrad, Duchi, Hazan & Singer 2011)
+        with the diagonal tied across classes, for features whose
+        frequencies differ widely (hashed sparse features). One
+        accumulator per feature column, shared by all classes (memory
+        O(n_features)), and one for the intercepts: a row whose stochastic
+        gradient for class k's weights is ``c_k x_i`` (importance weight
+        and row weight included; the m sampled classes and y_i) first adds
+        ``x_ij**2 * sum_k c_k**2`` to ``G_j`` and ``sum_k c_k**2`` to
+        ``G_b``, then steps feature j of every class it moves by
+        ``eta0 / sqrt(1e-8 + G_j)`` times its gradient, the intercepts by
+        ``eta0 / sqrt(1e-8 + G_b)``. ``sum_k c_k**2 x_ij**2`` is the
+        squared gradient of column j summed over the classes, so ``G_j``
+        is the trace of AdaGrad's per-coordinate accumulators of that
+        column; the step stays O(m nnz). ``u_i`` is stepped by ``eta0``
+        itself: it is a per-row variable, updated once per epoch, whose
+        gradient ``1 - e^-u_i - sum`` is O(1) in score units and whose
+        large moves the U-max increase already makes; an accumulator per
+        row would hold a handful of entries. ``decay`` and ``power_t`` are
+        ignored (the accumulators shrink the steps). With ``alpha > 0``
+        every column j decays by ``exp(-eta_j alpha s_i)`` per row, kept
+        lazily per column in O(nnz) (see ``alpha``). The accumulators
+        persist over warm starts and ``partial_fit`` calls and start over
+        with a fresh ``fit``.
     decay : float, default=0.9
         Per-epoch factor of the 'exponential' schedule.
     power_t : float, default=0.5
@@ -102,7 +129,17 @@ class UMaxSoftmaxClassifier(
         ``||coef_||_F <= B_W = sqrt(2 log K / alpha)`` and
         ``0 <= u_i <= B_u`` with ``B_u = log(1 + (K-1) exp(2 B_x B_W))``
         (``fit_intercept=False``) or, bounding the row's log-loss by the
-        objective at zero, ``sum(s) log K / s_i``.
+        objective at zero, ``sum(s) log K / s_i``. Under
+        ``learning_rate='adagrad'`` the shrinkage differs per column (step
+        eta_j): column j decays by ``exp(-eta_j alpha s_i)`` per row, the
+        exact flow of the penalty over the row's step (first-order equal
+        to ``1 - eta_j alpha s_i``, never negative), kept as a scale per
+        column that a row brings up to date when it touches the column
+        (O(1): eta_j does not change while the column is untouched), folded
+        into W when below 1e-9 and at the end of each epoch; the bound
+        on ``||coef_||_F`` is then projected once per epoch, after that
+        fold, rather than after every row (the bounds on u_i still per
+        row).
     fit_intercept : bool, default=True
         Learn unpenalised class intercepts.
     max_iter : int, default=50
@@ -143,7 +180,10 @@ class UMaxSoftmaxClassifier(
         ``partial_fit`` call to write the mean out; with ``alpha > 0`` the
         lazy scale is folded 1.5 (float64) to 3 (float32) times as often.
         ``loss_curve_`` still follows the iterates; with ``early_stopping``
-        the validation loss is that of the mean.
+        the validation loss is that of the mean. Not available with
+        ``learning_rate='adagrad'`` and ``alpha > 0`` (ValueError): the
+        per-column decay scales are not the single scale the lazy mean
+        follows.
 
     Attributes
     ----------
