@@ -404,3 +404,53 @@ def test_auto_eta0_rule_and_pilot(Est, rule):
     assert clf.eta0_trials_[0, 0] == pytest.approx(rule(c), rel=1e-12)
     assert clf.eta0_ in clf.eta0_trials_[:, 0]
     assert np.isfinite(clf.eta0_trials_[:, 1]).all()
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_implicit_adagrad_step_is_the_preconditioned_proximal_point(
+    fit_intercept,
+):
+    # theta' = theta - P grad f(theta'), P = eta0 diag(p_j) on W's columns,
+    # eta0 p_b on b, eta0 on u: checked on one row with K = 2 (the class
+    # drawn is the other one), independently of the reference's algebra
+    x = np.array([[0.0, 1.5, -0.7, 0.0, 2.0]])
+    d, K, s, eta0 = x.shape[1], 2, 1.3, 0.8
+    y = np.array([0], dtype=np.intp)
+    rng0 = np.random.default_rng(3)
+    W = rng0.standard_normal((K, d))
+    b = rng0.standard_normal(K) if fit_intercept else np.zeros(K)
+    u = np.array([0.4])
+    G = np.abs(rng0.standard_normal(d))
+    G[0] = 0.0  # a column without gradient yet (x_0 = 0 anyway)
+    Gb = np.array([0.7])
+    coef, intercept, u_k = W.copy(), b.copy(), u.copy()
+    G_k, Gb_k = G.copy(), Gb.copy()
+    wm = make_weight_matrix(coef, intercept)
+    state = make_adagrad(coef, G_k, Gb_k, eta0, 0.0, fit_intercept)
+    status, *_ = implicit_epoch64(
+        make_dataset(x, np.array([s])), wm, y, u_k, RandomState(0),
+        np.arange(1, dtype=np.intp), 1, False, ADAGRAD_CODE, eta0, eta0,
+        0.5, 0, 0.0, fit_intercept, False, None, state,
+    )  # fmt: skip
+    assert status == 0
+    wm.fold_scale()
+    # the accumulators took the gradient at the old point (c for class 1,
+    # -c for class 0)
+    c = s * (K - 1) * np.exp(W[1] @ x[0] + b[1] - W[0] @ x[0] - b[0] - u[0])
+    assert_allclose(G_k, G + 2 * c**2 * x[0] ** 2, rtol=1e-12)
+    assert_allclose(Gb_k, Gb + (2 * c**2 if fit_intercept else 0.0))
+    p = 1 / np.sqrt(1e-8 + G_k)
+    p_b = 1 / np.sqrt(1e-8 + Gb_k[0])
+    # the gradient of the sampled f at the new point
+    z = coef[1] @ x[0] + intercept[1] - coef[0] @ x[0] - intercept[0]
+    lam = s * (K - 1) * np.exp(z - u_k[0])
+    grad_u = s * (1 - np.exp(-u_k[0])) - lam
+    assert_allclose(u_k[0], u[0] - eta0 * grad_u, rtol=1e-10)
+    assert_allclose(coef[1], W[1] - eta0 * p * lam * x[0], atol=1e-10)
+    assert_allclose(coef[0], W[0] + eta0 * p * lam * x[0], atol=1e-10)
+    if fit_intercept:
+        assert_allclose(intercept, b + eta0 * p_b * lam * np.array([1, -1]),
+                        atol=1e-10)  # fmt: skip
+    else:
+        assert_array_equal(intercept, 0.0)
