@@ -69,6 +69,9 @@ _MODEL_ATTRIBUTES = (
     "_average_coef",
     "_average_intercept",
     "_average_count",
+    # per-feature steps (_adagrad_state.AdaGradMixin)
+    "_adagrad_sq_grad",
+    "_adagrad_sq_grad_intercept",
 )
 
 

@@ -5,15 +5,18 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
+from ._adagrad_state import ADAGRAD_CONSTRAINTS, AdaGradMixin
 from ._averaging import AVERAGE_CONSTRAINTS, AveragingMixin
 from ._base import BaseSoftmaxClassifier, DoubleSumSoftmaxClassifier
 from ._class_sampler import SAMPLER_CONSTRAINTS, ClassSamplerMixin
 from ._implicit_fast import implicit_epoch32, implicit_epoch64
-from ._sgd_schedule import SCHEDULES
 
 
 class ImplicitSGDClassifier(
-    ClassSamplerMixin, AveragingMixin, DoubleSumSoftmaxClassifier
+    ClassSamplerMixin,
+    AdaGradMixin,
+    AveragingMixin,
+    DoubleSumSoftmaxClassifier,
 ):
     """Softmax regression fitted by Implicit SGD (Fagan & Iyengar 2018).
 
@@ -61,10 +64,35 @@ class ImplicitSGDClassifier(
         moves it by factors of 3 while two passes over 2,048 of the rows
         lower the exact log-loss of 512 held-out rows (see
         :class:`UMaxSoftmaxClassifier`). The value used is ``eta0_``, the
-        pilot's trials are in ``eta0_trials_``.
-    learning_rate : {'exponential', 'constant', 'invscaling'}, \
+        pilot's trials are in ``eta0_trials_``. With
+        ``learning_rate='adagrad'`` the rule is ``300 c`` (measured; the
+        implicit step's moves grow only with log(eta0), see
+        ``_auto_eta0_adagrad``), refined by the same pilot.
+    learning_rate : {'exponential', 'constant', 'invscaling', 'adagrad'}, \
             default='exponential'
-        As in :class:`UMaxSoftmaxClassifier`.
+        As in :class:`UMaxSoftmaxClassifier`. 'adagrad': per-feature steps
+        with one accumulator per feature column shared by all classes and
+        one for the intercepts (memory O(n_features)), taken implicitly.
+        The implicit update theta' = theta - P grad f(theta') with
+        P = diag(eta_j), eta_j = eta0 / sqrt(1e-8 + G_j) on column j of
+        every class, eta0 / sqrt(1e-8 + G_b) on the intercepts and eta0 on
+        u_i, is the proximal step argmin f + 1/2 ||theta - theta_old||^2
+        in the metric P^-1. The sampled term depends on W and b through
+        the score difference z only, so the optimal move of w_k is
+        ``-lambda P x_i`` (of w_y its opposite) and z moves by
+        ``lambda C``, ``C = 2 sum_j eta_j x_ij^2 + 2 eta_b``, where the
+        plain step has ``2 eta (||x_i||^2 + 1)`` (eq. 10-11): the
+        preconditioner replaces ``eta ||x||^2`` by ``sum_j eta_j x_j^2``
+        in the paper's scalar equation (eq. 13-14 with
+        ``gamma = eta0 / C``; eq. 17 unchanged), which is solved as
+        before, still exactly and in O(nnz). G is updated before the step
+        with the sampled gradient at the current point
+        (``G_j += 2 c^2 x_ij^2``, ``c = s_i w e^(z - u_i)``, w = K-1 or
+        1/q_k; App. E.3's m classes alike): the gradient at the new point
+        would make G depend on the step it sets. With ``alpha > 0`` the
+        columns decay as in :class:`UMaxSoftmaxClassifier` before the
+        implicit step of the data term (a splitting), instead of the
+        joint shrinkage ``1 / (1 + eta alpha)``.
     decay : float, default=0.9
         Per-epoch factor of the 'exponential' schedule.
     power_t : float, default=0.5
@@ -91,7 +119,8 @@ early_stopping, validation_fraction, n_iter_no_change
     average : bool or int, default=False
         Iterate averaging, as in :class:`UMaxSoftmaxClassifier`: the mean
         of the weights after each row's implicit step (a row of weight zero
-        counts, unchanged), at the same costs.
+        counts, unchanged), at the same costs. Not available with
+        ``learning_rate='adagrad'`` and ``alpha > 0`` (ValueError).
 
     Attributes
     ----------
@@ -149,6 +178,7 @@ feature_names_in_
         "n_sampled_classes": [Interval(Integral, 1, None, closed="left")],
         **SAMPLER_CONSTRAINTS,
         **AVERAGE_CONSTRAINTS,
+        **ADAGRAD_CONSTRAINTS,
     }
 
     def __init__(
@@ -213,6 +243,7 @@ feature_names_in_
                     f"step divides by ||x||^2); rows {empty[:10].tolist()} "
                     "are. Drop them or set fit_intercept=True."
                 )
+        super()._check_dataset(dataset)
 
     def _run_epoch(
         self, dataset, weights, y_enc, u, order, eta_epoch, t, first_visit
@@ -231,7 +262,7 @@ feature_names_in_
             order,
             self.n_sampled_classes,
             first_visit,
-            SCHEDULES[self.learning_rate].code,
+            self._schedule().code,
             eta_epoch,
             self.eta0_,
             self.power_t,
@@ -240,6 +271,7 @@ feature_names_in_
             self.fit_intercept,
             self.shuffle,
             self._class_sampler(),
+            self._adagrad_state(),
         )
         if status != 0:
             self._raise_divergence("u or ||W|| is not finite", row, value)
@@ -260,6 +292,28 @@ feature_names_in_
         importance weight. What is left is the scale of the unweighted
         gradient: the true class's coefficient 1 - p_y <= 1 moves its score
         by eta c, so eta0 = 1 / c with c the mean row curvature.
+
+        Under learning_rate='adagrad': ``300 c`` (see
+        ``_auto_eta0_adagrad``).
         """
+        if self._uses_adagrad():
+            return self._auto_eta0_adagrad(curvature)
         return 1.0 / curvature
+
+    def _auto_eta0_adagrad(self, curvature):
+        """eta0='auto' under learning_rate='adagrad': 300 c.
+
+        With per-feature steps the implicit step moves the scores by a,
+        a e^a = s w C e^(z - u), C = 2 eta0 (sum_j p_j x_ij^2 + p_b)
+        (module docstring of the kernel): a grows only with log(eta0), so
+        the step cannot overshoot and its best eta0 is large, set by how
+        far u_i (stepped by eta0 s_i) and the rarely seen columns should
+        move per visit. No closed form was found; the rule is measured:
+        over ten epochs the best eta0 of a grid was 300 on Bibtex
+        (c = 2, test log-loss 2.64) and 3,000 on a 2,778-class Zipfian
+        set (c = 16.7, 1.31), and 300 c lands within a factor of 2 of both
+        (2.64-2.75 and 1.31-1.35 between the grid points around it). The
+        pilot refines it.
+        """
+        return 300.0 * curvature
 

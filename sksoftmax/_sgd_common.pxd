@@ -5,6 +5,10 @@ cdef enum Schedule:
     SCHEDULE_CONSTANT = 0
     SCHEDULE_EXPONENTIAL = 1    # eta0 * decay**epoch, given per epoch
     SCHEDULE_INVSCALING = 2     # eta0 / t**power_t: recomputed per row
+    # per-feature steps eta0 / sqrt(eps + G_j) (U-max, Implicit SGD): the
+    # row's scalar step is eta0, the kernels scale it per feature through
+    # the state of _adagrad
+    SCHEDULE_ADAGRAD = 3
 
 
 cdef enum Status:

@@ -15,3 +15,13 @@ SCHEDULES = {
     "exponential": Schedule(1, lambda eta0, decay, epoch: eta0 * decay**epoch),
     "invscaling": Schedule(2, lambda eta0, decay, epoch: eta0),
 }
+
+# Per-feature steps (U-max and Implicit SGD only): the kernels take eta0 as
+# the scalar step and scale it per feature by 1 / sqrt(eps + G_j) through
+# the state of ``_adagrad``; it does not decay with the epochs (AdaGrad's
+# accumulators decrease the steps).
+ADAGRAD = "adagrad"
+PER_FEATURE_SCHEDULES = {
+    **SCHEDULES,
+    ADAGRAD: Schedule(3, lambda eta0, decay, epoch: eta0),
+}

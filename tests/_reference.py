@@ -69,6 +69,38 @@ def _record(iterates, W, b):
         iterates.append((W.copy(), b.copy()))
 
 
+# eps of learning_rate='adagrad' (sksoftmax/_adagrad.pxd.tp)
+ADAGRAD_EPS = 1e-8
+
+
+def new_adagrad(n_features):
+    """The accumulators of learning_rate='adagrad': {'G': (D,), 'Gb': (1,)},
+    updated in place by the references."""
+    return {"G": np.zeros(n_features), "Gb": np.zeros(1)}
+
+
+def _adagrad_decay(adagrad, W, eta, alpha, s):
+    """Row weight s's L2 decay of every column under adagrad, densely:
+    W[:, j] *= exp(-eta alpha s / sqrt(eps + G_j)) where G_j > 0 (before
+    the row's accumulation)."""
+    if alpha <= 0 or s == 0:
+        return W
+    G = adagrad["G"]
+    rate = np.where(G > 0, eta * alpha * s / np.sqrt(ADAGRAD_EPS + G), 0.0)
+    return W * np.exp(-rate)[None, :]
+
+
+def _adagrad_accumulate(adagrad, x, c2, fit_intercept):
+    """G += x^2 c2 (G_b += c2); returns (p, p_b), p = 1 / sqrt(eps + G)."""
+    adagrad["G"] += x * x * c2
+    if fit_intercept:
+        adagrad["Gb"] += c2
+    return (
+        1.0 / np.sqrt(ADAGRAD_EPS + adagrad["G"]),
+        1.0 / np.sqrt(ADAGRAD_EPS + adagrad["Gb"][0]),
+    )
+
+
 def umax_epoch_reference(
     X,
     y,
@@ -97,8 +129,16 @@ def umax_epoch_reference(
     sampler=None,
     order=None,
     iterates=None,
+    adagrad=None,
 ):
     """One epoch of Alg. 2 of Fagan & Iyengar (2018) on the per-row loss.
+
+    ``adagrad``: None, or the accumulators of ``new_adagrad`` for
+    learning_rate='adagrad' (updated in place): every column decays by
+    exp(-eta alpha s p_j) first (p_j = 1 / sqrt(eps + G_j), columns with
+    G_j > 0), then G_j += x_j^2 s^2 sum_k coef_k^2 (G_b likewise) and W's
+    column j steps by eta p_j times the gradient, the intercepts by
+    eta p_b; ||W|| <= bound_w is projected once, after the epoch.
 
     ``sampler``: None (uniform over the classes other than y_i, weight
     (K-1)/m) or an AliasTable of q over all classes (weight 1/(m q_k),
@@ -122,6 +162,8 @@ def umax_epoch_reference(
             ks = rng.sample_alias(sampler, m)
             weight = np.where(ks == y[i], 0.0, 1 / (m * sampler.q[ks]))
         x, s = X[i], sw[i]
+        if adagrad is not None:
+            W = _adagrad_decay(adagrad, W, eta, alpha, s)
         scores = W @ x + b
         d = scores[ks] - scores[y[i]]
         # the U-max rule over the sampled classes other than y_i (with q:
@@ -150,18 +192,31 @@ def umax_epoch_reference(
             g_y = (np.exp(-ui) - 1) if raman else -total
             grad_W[y[i]] += g_y * x
             grad_b[y[i]] += g_y
-            W = max(0.0, 1 - eta * alpha * s) * W - eta * s * grad_W
-            if fit_intercept:
-                b = b - eta * s * grad_b
+            if adagrad is not None:
+                # grad_b holds each class's coefficient c_k / s
+                p, p_b = _adagrad_accumulate(
+                    adagrad, x, s * s * (grad_b @ grad_b), fit_intercept
+                )
+                W = W - eta * s * grad_b[:, None] * (p * x)[None, :]
+                if fit_intercept:
+                    b = b - eta * s * p_b * grad_b
+            else:
+                W = max(0.0, 1 - eta * alpha * s) * W - eta * s * grad_W
+                if fit_intercept:
+                    b = b - eta * s * grad_b
             ui = ui - eta * s * (1 - np.exp(-ui) - total)
         ui = max(ui, 0.0)
         if alpha > 0:
             ui = min(ui, bound_u, weight_log_k / s if s > 0 else np.inf)
             norm = np.linalg.norm(W)
-            if norm > bound_w:
+            if norm > bound_w and adagrad is None:
                 W = W * (bound_w / norm)
         u[i] = ui + scores[y[i]] if raman else ui
         _record(iterates, W, b)
+    if adagrad is not None and alpha > 0:
+        norm = np.linalg.norm(W)
+        if norm > bound_w:
+            W = W * (bound_w / norm)
     return W, b, u, obj, wsum, t
 
 
@@ -185,6 +240,8 @@ def implicit_epoch_reference(
     shuffle=True,
     order=None,
     iterates=None,
+    sampler=None,
+    adagrad=None,
 ):
     """One epoch of Implicit SGD, Alg. 1 (m = 1, uniform sampler).
 
@@ -199,6 +256,16 @@ def implicit_epoch_reference(
     U-max rule on a first visit). ``order``, ``iterates``: see
     ``_visiting_order`` and ``_record``. Returns (W, b, u, objective_sum,
     weight_sum, t), all new arrays.
+
+    ``sampler``: an AliasTable of q over all classes (m = 1): the weight
+    K - 1 becomes 1 / q_k, and a draw of y_i moves u alone,
+    u' = u - e + omega(log e + e - u). ``adagrad``: the accumulators of
+    ``new_adagrad`` (learning_rate='adagrad'): the columns decay by
+    exp(-eta alpha s p_j) (no 1 / (1 + e alpha) shrinkage), G takes the
+    gradient at the current point, c = s w e^{z_bar - u} for k and -c for
+    y_i (G_j += 2 c^2 x_j^2), and the implicit step is taken in the metric
+    diag(eta p_j)^-1: C = 2 sum_j p_j x_j^2 + 2 p_b, w_k -= gamma a p * x,
+    b_k -= gamma a p_b (y_i: +).
     """
     from scipy.optimize import brentq
     from scipy.special import wrightomega
@@ -211,22 +278,52 @@ def implicit_epoch_reference(
     for i in order:
         t += 1
         eta = eta0 / t**power_t if schedule == "invscaling" else eta_epoch
-        k = rng.sample_classes(K, y[i], 1, True)[0]
+        if sampler is None:
+            k = rng.sample_classes(K, y[i], 1, True)[0]
+            log_w = np.log(K - 1)
+        else:
+            k = rng.sample_alias(sampler, 1)[0]
+            log_w = -np.log(sampler.q[k])
         x, s, yi = X[i], sw[i], y[i]
         e = eta * s
+        hit = k == yi
         if e == 0.0:
             if init_u:
                 scores = W @ x + b
-                u[i] = np.logaddexp(0.0, scores[k] - scores[yi])
+                u[i] = (
+                    0.0 if hit else np.logaddexp(0.0, scores[k] - scores[yi])
+                )
             _record(iterates, W, b)
             continue
-        shrink = 1.0 / (1.0 + e * alpha)
-        W = W * shrink
+        if adagrad is not None:
+            shrink = 1.0
+            W = _adagrad_decay(adagrad, W, eta, alpha, s)
+        else:
+            shrink = 1.0 / (1.0 + e * alpha)
+            W = W * shrink
         scores = W @ x + b
         z_bar = scores[k] - scores[yi]
-        u_old = np.logaddexp(0.0, z_bar) if init_u else u[i]
-        gamma = 1.0 / (2.0 * (x @ x) * shrink + (2.0 if fit_intercept else 0))
-        log_c = np.log(e * (K - 1) / gamma)
+        if init_u:
+            u_old = 0.0 if hit else np.logaddexp(0.0, z_bar)
+        else:
+            u_old = u[i]
+        if hit:
+            ui = u_old - e + wrightomega(np.log(e) + e - u_old).real
+            u[i] = ui
+            obj += s * (ui + np.exp(-ui) - 1.0)
+            wsum += s
+            _record(iterates, W, b)
+            continue
+        if adagrad is not None:
+            coef = s * np.exp(min(log_w + z_bar - u_old, 300.0))
+            p, p_b = _adagrad_accumulate(
+                adagrad, x, 2.0 * coef * coef, fit_intercept
+            )
+            x_curv, b_curv, step_x = p @ (x * x), p_b, p * x
+        else:
+            x_curv, b_curv, step_x = (x @ x) * shrink, 1.0, x * shrink
+        gamma = 1.0 / (2.0 * x_curv + (2.0 * b_curv if fit_intercept else 0))
+        log_c = np.log(e) + log_w - np.log(gamma)
 
         def g(v):
             a = wrightomega(log_c + z_bar - v).real
@@ -241,11 +338,11 @@ def implicit_epoch_reference(
             width *= 2
         ui = brentq(g, lo, hi, xtol=1e-15, rtol=1e-15, maxiter=500)
         c = gamma * wrightomega(log_c + z_bar - ui).real
-        W[k] -= c * shrink * x
-        W[yi] += c * shrink * x
+        W[k] -= c * step_x
+        W[yi] += c * step_x
         if fit_intercept:
-            b[k] -= c
-            b[yi] += c
+            b[k] -= c * b_curv
+            b[yi] += c * b_curv
         u[i] = ui
         obj += s * (ui + np.exp(-ui) + c / e - 1.0)
         wsum += s

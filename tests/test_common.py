@@ -31,6 +31,25 @@ ESTIMATORS = [
     UMaxSoftmaxClassifier(average=True, alpha=1e-3, random_state=0),
     ImplicitSGDClassifier(average=10, random_state=0),
     SampledSoftmaxClassifier(average=True, random_state=0),
+    # per-feature steps: alone, with a penalty (lazy column decay and the
+    # end-of-epoch projection), with averaging, with m > 1
+    UMaxSoftmaxClassifier(learning_rate="adagrad", random_state=0),
+    UMaxSoftmaxClassifier(
+        learning_rate="adagrad",
+        alpha=1e-3,
+        fit_intercept=False,
+        random_state=0,
+    ),
+    UMaxSoftmaxClassifier(
+        learning_rate="adagrad", average=True, random_state=0
+    ),
+    ImplicitSGDClassifier(learning_rate="adagrad", random_state=0),
+    ImplicitSGDClassifier(
+        learning_rate="adagrad",
+        n_sampled_classes=2,
+        alpha=1e-3,
+        random_state=0,
+    ),
     SCENTClassifier(random_state=0),
     SCENTClassifier(
         loss="bsgd",
