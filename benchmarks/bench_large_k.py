@@ -567,6 +567,7 @@ def run_sksoftmax(data, n_classes, spec):
     params = dict(random_state=0, tol=None, max_iter=1, warm_start=True)
     if spec.get("eta0") is not None:
         params["eta0"] = spec["eta0"]
+    params.update(spec.get("params", {}))
     clf = make_estimator(SKSOFTMAX[spec["method"]], **params)
     X, y = data["X_train"], data["y_train"]
     clock, kernel_s = Clock(), 0.0
@@ -971,7 +972,47 @@ def long_config(epochs):
     return f"defaults x{epochs}"
 
 
+def _accepts(name, params):
+    """Whether sksoftmax's estimator ``name`` accepts ``params``."""
+    import sksoftmax
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    est = getattr(sksoftmax, name)()
+    if not set(params) <= set(est.get_params()):
+        return False
+    est.set_params(**params)
+    try:
+        est._validate_params()
+    except InvalidParameterError:
+        return False
+    return True
+
+
+def _value(text):
+    try:
+        return float(text) if "." in text or "e" in text else int(text)
+    except ValueError:
+        return text
+
+
+def variant_config(variant):
+    """The configuration name and parameters of a --variant string."""
+    params = dict(item.split("=", 1) for item in variant.split(","))
+    return variant, {k: _value(v) for k, v in params.items()}
+
+
 def run_sksoftmax_all(runner, method, args):
+    for variant in args.variant:
+        # a non-default setting, with eta0 left to 'auto'; skipped (one
+        # line) where the estimator does not take it
+        config, params = variant_config(variant)
+        name = SKSOFTMAX[method]
+        if not _accepts(name, params):
+            runner.skip(method, config, f"{name} does not take {variant}")
+            continue
+        runner.run(method, config, eta0=None, params=params)
+    if args.variant_only:
+        return
     if args.long_epochs:
         # the defaults for longer, evaluated at a few epochs: the loss at
         # PyTorch's five-epoch CPU time when ten epochs are far from it
@@ -1675,6 +1716,18 @@ def parse_args(argv=None):
         default=(1, 2, 5),
         help="epochs at which an eta0-grid run is evaluated, besides its "
         "last (the defaults are evaluated every epoch)",
+    )
+    p.add_argument(
+        "--variant",
+        nargs="+",
+        default=(),
+        help="extra sksoftmax configurations, each 'key=value[,key=value]' "
+        "(e.g. learning_rate=adagrad), eta0 left to 'auto'",
+    )
+    p.add_argument(
+        "--variant-only",
+        action="store_true",
+        help="with --variant: only the variants",
     )
     p.add_argument(
         "--long-epochs",
