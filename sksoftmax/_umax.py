@@ -116,6 +116,11 @@ class UMaxSoftmaxClassifier(
         lazily per column in O(nnz) (see ``alpha``). The accumulators
         persist over warm starts and ``partial_fit`` calls and start over
         with a fresh ``fit``.
+        At tens of thousands of classes the importance-weighted
+        coefficients are huge in the first epoch, AdaGrad's sums keep them,
+        and the later steps become too small to learn (94,004 classes:
+        test log-loss flat at 10.86 from the first epoch on, against 8.67
+        with the default schedule); prefer the default there.
     decay : float, default=0.9
         Per-epoch factor of the 'exponential' schedule.
     power_t : float, default=0.5
