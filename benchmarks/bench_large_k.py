@@ -1538,7 +1538,11 @@ def _versus_grid(runs, defaults, prior):
                 config[5:] if config else "",
                 f"{grid_loss:.4f}",
                 f"{loss / grid_loss:.2f}" if np.isfinite(grid_loss) else "",
-                "yes" if above or not curve else "no",
+                (
+                    "diverged"
+                    if any(r.get("status") == "diverged" for r in recs)
+                    else "yes" if above or not curve else "no"
+                ),
             ]
         )
     if not rows:
