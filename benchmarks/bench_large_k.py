@@ -648,10 +648,11 @@ def _torch_epoch(torch, model, X, y, generator):
 def run_torch(data, n_classes, spec):
     """PyTorch exact softmax, one record per epoch.
 
-    ``spec["resume"]``: continue from the state that a run with
-    ``spec["checkpoint"]`` saved after its last epoch (weights, optimiser
-    moments, shuffling generator, clock), so that one run can be cut into
-    a selection part and its continuation.
+    ``spec["checkpoint"]``: where the state is saved after every epoch
+    (weights, optimiser moments, shuffling generator, clock);
+    ``spec["resume"]``: continue from such a state, so that one run can
+    be cut into a selection part and its continuation, or be resumed
+    after it was stopped.
     """
     import torch
 
@@ -691,19 +692,29 @@ def run_torch(data, n_classes, spec):
                 data["y_test"],
             )
         )
+        if spec.get("checkpoint"):
+            _save_torch_state(
+                torch, spec["checkpoint"], model, generator, clock, epoch
+            )
         yield epoch_record(
             epoch, clock, scores, eval_s, peak, threads=spec["threads"]
         )
-    if spec.get("checkpoint"):
-        state = dict(
-            weight=emb.weight.detach(),
-            bias=bias.detach(),
-            optimizers=[opt.state_dict() for opt in optimizers],
-            generator=generator.get_state(),
-            clock=(clock.cpu, clock.wall),
-            epoch=spec["epochs"],
-        )
-        torch.save(state, spec["checkpoint"])
+
+
+def _save_torch_state(torch, path, model, generator, clock, epoch):
+    """Everything a resumed run needs, written atomically (a run killed
+    while saving leaves the previous epoch's state)."""
+    emb, bias, optimizers = model
+    state = dict(
+        weight=emb.weight.detach(),
+        bias=bias.detach(),
+        optimizers=[opt.state_dict() for opt in optimizers],
+        generator=generator.get_state(),
+        clock=(clock.cpu, clock.wall),
+        epoch=epoch,
+    )
+    torch.save(state, path + ".part")
+    os.replace(path + ".part", path)
 
 
 def are_counts(X):
@@ -1046,56 +1057,78 @@ def _available(module, install):
 
 def run_torch_all(runner, args):
     """Each lr for --torch-select-epochs; the best continues to
-    --torch-epochs; then the best on all threads."""
+    --torch-epochs; then the best on all threads.
+
+    Resumable: a run saves its state after every epoch in --out
+    (``torch_<dataset>_<lr>.pt``), and epochs already in the JSON lines
+    are not run again, so a protocol of many CPU hours (about one hour
+    per epoch at 94,004 classes) can span several invocations; a resumed
+    run keeps its run id, clock and shuffling stream.
+    """
     if not _available("torch", "pip install torch==2.13.0"):
         return
     select = min(args.torch_select_epochs, args.torch_epochs)
-    folder = Path(runner.cache).parent
-    best, best_loss, best_run = None, np.inf, None
+    losses = {}
     for lr in args.torch_lrs:
-        checkpoint = folder / f"torch_{lr:g}.pt"
-        records = runner.run(
-            "torch",
-            f"lr={lr:g} threads=1",
-            lr=lr,
-            epochs=select,
-            checkpoint=str(checkpoint),
-        )
-        loss = _final_loss(records)
-        if loss < best_loss or best is None:
-            if best is not None:
-                (folder / f"torch_{best:g}.pt").unlink(missing_ok=True)
-            best, best_loss, best_run = lr, loss, records[0]["run"]
-        else:
-            checkpoint.unlink(missing_ok=True)
-    if not np.isfinite(best_loss):
+        records = _torch_run(runner, args, lr, select)
+        losses[lr] = _loss_at(records, select)
+    best = min(losses, key=losses.get)
+    if not np.isfinite(losses[best]):
         print("  torch: every lr diverged")
         return
-    checkpoint = folder / f"torch_{best:g}.pt"
-    if args.torch_epochs > select and checkpoint.exists():
-        # the same run (same id): its records continue the curve
-        runner.run(
-            "torch",
-            f"lr={best:g} threads=1",
-            lr=best,
-            epochs=args.torch_epochs,
-            resume=str(checkpoint),
-            run=best_run,
-        )
-    checkpoint.unlink(missing_ok=True)
+    for lr in args.torch_lrs:
+        if lr != best:
+            _torch_state(runner, args, lr).unlink(missing_ok=True)
+    if args.torch_epochs > select:
+        _torch_run(runner, args, best, args.torch_epochs)
     if args.torch_all_threads_epochs > 0:
         n = os.cpu_count() or 1
-        runner.run(
-            "torch",
-            f"lr={best:g} threads=all({n})",
-            threads=n,
-            lr=best,
-            epochs=args.torch_all_threads_epochs,
-        )
+        config = f"lr={best:g} threads=all({n})"
+        if _recorded(runner, config)[0] < args.torch_all_threads_epochs:
+            runner.run(
+                "torch",
+                config,
+                threads=n,
+                lr=best,
+                epochs=args.torch_all_threads_epochs,
+            )
 
 
-def _final_loss(records):
-    ok = [r for r in records if r.get("status") == "ok"]
+def _torch_state(runner, args, lr):
+    return args.out / f"torch_{runner.key}_{lr:g}.pt"
+
+
+def _torch_run(runner, args, lr, epochs):
+    """The one-thread run at ``lr`` brought to ``epochs`` epochs (resumed
+    from its saved state when earlier epochs are recorded); all its
+    records."""
+    config = f"lr={lr:g} threads=1"
+    done, run_id, _ = _recorded(runner, config)
+    state = _torch_state(runner, args, lr)
+    if done < epochs:
+        params = dict(lr=lr, epochs=epochs, checkpoint=str(state))
+        if done > 0 and state.exists():
+            params.update(resume=str(state), run=run_id)
+        elif done > 0:
+            print(f"  torch {config}: no saved state, restarting at epoch 1")
+        runner.run("torch", config, **params)
+    return _recorded(runner, config)[2]
+
+
+def _recorded(runner, config):
+    """(last epoch, run id, records) of the newest recorded torch run of
+    ``config`` on this dataset: (0, None, []) when there is none."""
+    records = load_results(runner.jsonl)[1].get(("torch", config), [])
+    if not records:
+        return 0, None, []
+    ok = [r["epoch"] for r in records if r.get("status") == "ok"]
+    return max(ok, default=0), records[0]["run"], records
+
+
+def _loss_at(records, epoch):
+    ok = [
+        r for r in records if r.get("status") == "ok" and r["epoch"] == epoch
+    ]
     return ok[-1]["log_loss"] if ok else np.inf
 
 
