@@ -75,26 +75,12 @@ _MODEL_ATTRIBUTES = (
 )
 
 
-# the quantile of ||x_i||^2 that rules needing nearly every row's step
-# to be stable (SCENT's) divide by, instead of the mean
-ROW_NORM_QUANTILE = 0.99
-
-
 def _row_norm_stats(dataset):
-    """Row-norm statistics of a dataset, for 'auto'.
-
-    ``(sum_i s_i ||x_i||^2, sum_i s_i, n, n * q)``, q the
-    ``ROW_NORM_QUANTILE`` of ||x_i||^2 over the rows of positive weight.
-    partial_fit adds the arrays of its calls, which keeps the first three
-    exact and makes q / n a rows-weighted mean of the calls' quantiles
-    (a quantile cannot be merged exactly in O(1) memory).
-    """
+    """(sum_i s_i ||x_i||^2, sum_i s_i, rows) of a dataset, for 'auto'."""
     w = dataset.weights
-    sq = dataset.row_sq_norms
-    kept = sq[w > 0]
-    q = float(np.quantile(kept, ROW_NORM_QUANTILE)) if kept.size else 0.0
-    n = dataset.n_samples
-    return np.array([float(w @ sq), float(w.sum()), n, n * q])
+    return np.array(
+        [float(w @ dataset.row_sq_norms), float(w.sum()), dataset.n_samples]
+    )
 
 
 class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
@@ -480,16 +466,9 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         A step of size eta on a row's score moves that score by eta times
         this much: the scale every 'auto' rule divides by.
         """
-        sq_sum, weight_sum = self._row_norm_stats[:2]
+        sq_sum, weight_sum, _ = self._row_norm_stats
         mean_sq = sq_sum / weight_sum if weight_sum > 0 else 0.0
         return mean_sq + float(self.fit_intercept)
-
-    def _high_row_curvature(self):
-        """``ROW_NORM_QUANTILE`` of ||x_i||^2, plus [fit_intercept]: the
-        curvature of the heavy rows, for rules that must keep nearly every
-        row's step stable rather than the mean row's."""
-        n, nq = self._row_norm_stats[2:]
-        return (nq / n if n > 0 else 0.0) + float(self.fit_intercept)
 
     def _auto_eta0(self, curvature):
         """eta0 of the 'auto' rule, given the mean row curvature.

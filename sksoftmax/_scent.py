@@ -60,9 +60,10 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         gradient weights ``exp(R_ij - nu_i)`` grow without bound; 'sox'
         moves log exp(nu_i) a fixed fraction of the way to log g_i at any
         scale. Measured with bench_large_k.py (eta0='auto', ten epochs,
-        test log-loss): 'scent' diverged in the second epoch at 94,004
-        classes (alpha_nu 1, 10 or 100 alike) and reached 7.52 at 18,793
-        classes and 3.12 on Bibtex; 'sox' reached 9.30, 7.08 and 2.90.
+        test log-loss): 'scent' diverged in the second epoch at 18,793 and
+        94,004 classes (at 94,004 with alpha_nu 1, 10 or 100 alike, and
+        with a 2.6x smaller eta0) and reached 3.12 on Bibtex; 'sox'
+        reached 5.90, 8.41 and 2.90.
     alpha_nu : float, default=1.0
         SCENT's alpha, SOX's gamma or SGD's step for ``nu`` (constant).
     momentum : float in (0, 1], default=0.1
@@ -102,19 +103,18 @@ class SCENTClassifier(BaseSoftmaxClassifier):
     eta0 : float or 'auto', default='auto'
         Initial learning rate of W (eta_t). 'auto' (the value used is
         ``eta0_``) takes ``B / c``, B the batch size (at most the rows),
-        c the 99th percentile of ``||x_i||^2 + 1`` over the rows (the 1
-        only with intercepts): the step follows the minibatch mean of the
-        rows' gradients, whose coefficients on a row's classes are at most
-        one, so with sparse rows a row's own scores move by about
-        eta (||x_i||^2 + 1) / B per step, and B / c keeps that at most one
-        for all but 1% of the rows. The mean of ``||x_i||^2 + 1`` in its
-        place (the first rule) diverged in the second epoch on Zipfian
-        sets of 18,793 and 94,004 classes whose heaviest rows are 2.5x
-        the mean (benchmarks/bench_large_k.py); where every row has the
-        same norm (Bibtex normalised) the two agree. Measured on Bibtex
-        (7-point grid 1e-4..1e2 over ten epochs), the old default 0.5
-        stayed at the class-prior log-loss and 100 was best. partial_fit
-        follows the mean of the batches' percentiles. The pilot of
+        c the mean of ``||x_i||^2 + 1`` (the 1 only with intercepts): the
+        step follows the minibatch mean of the rows' gradients, whose
+        coefficients on a row's classes are at most one, so with sparse
+        rows a row's own scores move by about eta c / B per step; B / c
+        makes that one. Measured on Bibtex (7-point grid 1e-4..1e2 over ten
+        epochs), the old default 0.5 stayed at the class-prior log-loss
+        and 100 was best. With nu_update='sox' the grid's best step was
+        100 at 18,793 classes and 10 at 94,004, against this rule's 7.8 and
+        11.9 (test log-loss 5.33 and 8.55 against the rule's 5.90 and
+        8.41): no rule of the sizes tried (B over the 99th percentile of
+        ``||x_i||^2 + 1``; a correction for momentum's lag on classes
+        rarely in a minibatch) fits both. The pilot of
         :class:`UMaxSoftmaxClassifier` is not used: on a 30-class set,
         started 81x above this rule, it kept a step that looked best after
         two passes and diverged in the third epoch.
@@ -290,12 +290,9 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         return self._new_nu
 
     def _auto_eta0(self, curvature):
-        """eta0='auto': B / c_99 (see eta0); the mean curvature is not
-        used."""
+        """eta0='auto': B / c (see eta0)."""
         n_rows = self._row_norm_stats[2]
-        return min(self.batch_size, max(n_rows, 1.0)) / (
-            self._high_row_curvature()
-        )
+        return min(self.batch_size, max(n_rows, 1.0)) / curvature
 
     def _init_state(self, n_features, dtype):
         super()._init_state(n_features, dtype)

@@ -61,12 +61,6 @@ def _umax_frequency_rule(X, y, m=5):
     return 1.0 / (c * kappa)
 
 
-def _scent_rule(X, y, batch=128):
-    Xd = X.toarray() if sp.issparse(X) else X
-    c99 = np.quantile(np.sum(Xd**2, axis=1), 0.99) + 1.0
-    return min(batch, X.shape[0]) / c99
-
-
 def _sampled_ove_rule(X, y, m=5, batch=100):
     c, _, K, n = _reference_parts(X, y)
     return min(batch, n) / (c * K / m)
@@ -80,7 +74,11 @@ CLOSED_FORM = [
         _umax_frequency_rule,
     ),
     (ImplicitSGDClassifier, {}, lambda X, y: 1.0 / _reference_parts(X, y)[0]),
-    (SCENTClassifier, {}, _scent_rule),
+    (
+        SCENTClassifier,
+        {},
+        lambda X, y: min(128, X.shape[0]) / _reference_parts(X, y)[0],
+    ),
     (SampledSoftmaxClassifier, {}, _sampled_ove_rule),
     (
         SampledSoftmaxClassifier,
@@ -119,21 +117,6 @@ def test_closed_form_follows_partial_fit_rows():
     assert_allclose(clf.eta0_, 1.0 / _reference_parts(X[:100], y[:100])[0])
     clf.partial_fit(X[100:], y[100:])
     assert_allclose(clf.eta0_, 1.0 / _reference_parts(X, y)[0])
-
-
-def test_scent_auto_follows_batch_quantiles():
-    """SCENT's rule divides by the 99th percentile of ||x||^2 + 1; over
-    partial_fit calls, by the rows-weighted mean of the calls' percentiles
-    (each row of a heavy second batch is 3x heavier)."""
-    X, y = _data(300)
-    X = sp.vstack([X[:100], X[100:] * np.sqrt(3.0)]).tocsr()
-    sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-    clf = SCENTClassifier(random_state=0)
-    clf.partial_fit(X[:100], y[:100], classes=np.unique(y))
-    assert_allclose(clf.eta0_, 100 / (np.quantile(sq[:100], 0.99) + 1))
-    clf.partial_fit(X[100:], y[100:])
-    q = (100 * np.quantile(sq[:100], 0.99) + 200 * np.quantile(sq[100:], 0.99))
-    assert_allclose(clf.eta0_, 128 / (q / 300 + 1))
 
 
 @pytest.mark.parametrize("Est", PILOTED)
