@@ -51,11 +51,13 @@ BATCH = 128
 # name -> (constructor, eta0 grid for unit-norm rows)
 METHODS = {
     "SCENT (in-batch)": (
-        lambda: SCENTClassifier(batch_size=BATCH),
+        lambda: SCENTClassifier(batch_size=BATCH, nu_update="scent"),
         [2.0, 8.0, 32.0, 128.0],
     ),
     "SCENT (uniform)": (
-        lambda: SCENTClassifier(batch_size=BATCH, negatives="uniform"),
+        lambda: SCENTClassifier(
+            batch_size=BATCH, nu_update="scent", negatives="uniform"
+        ),
         [2.0, 8.0, 32.0, 128.0],
     ),
     "SOX": (

@@ -50,7 +50,7 @@ ESTIMATORS = [
         alpha=1e-3,
         random_state=0,
     ),
-    SCENTClassifier(random_state=0),
+    SCENTClassifier(nu_update="scent", random_state=0),
     SCENTClassifier(
         loss="bsgd",
         negatives="uniform",
@@ -58,7 +58,7 @@ ESTIMATORS = [
         alpha=1e-3,
         random_state=0,
     ),
-    SCENTClassifier(nu_update="sox", batch_size=8, random_state=0),
+    SCENTClassifier(batch_size=8, random_state=0),
     ARSoftmaxClassifier(random_state=0),
     ARSoftmaxClassifier(learning_rate="constant", eta0=0.1, random_state=0),
     ARProbitClassifier(random_state=0),
