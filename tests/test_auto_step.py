@@ -46,17 +46,13 @@ def _reference_parts(X, y, fit_intercept=True):
 
 
 # below the pilot's 500 rows: eta0_ is the closed form
-def _umax_rule(X, y, m=5):
+def _umax_rule(X, y, m=5, sampler="uniform"):
     c, p, K, _ = _reference_parts(X, y)
-    q = np.full(K, 1.0 / (K - 1))
-    kappa = max(1.0, np.max(p / q) / m, 0.1 / (m * q.min()))
-    return 1.0 / (c * kappa)
-
-
-def _umax_frequency_rule(X, y, m=5):
-    c, p, K, _ = _reference_parts(X, y)
-    counts = np.bincount(np.unique(y, return_inverse=True)[1], minlength=K)
-    q = (counts + 1.0) / (counts + 1.0).sum()
+    if sampler == "uniform":
+        q = np.full(K, 1.0 / (K - 1))
+    else:
+        counts = np.bincount(np.unique(y, return_inverse=True)[1], minlength=K)
+        q = (counts + 1.0) / (counts + 1.0).sum()
     kappa = max(1.0, np.max(p / q) / m, 0.1 / (m * q.min()))
     return 1.0 / (c * kappa)
 
@@ -71,7 +67,7 @@ CLOSED_FORM = [
     (
         UMaxSoftmaxClassifier,
         {"sampler": "frequency"},
-        _umax_frequency_rule,
+        lambda X, y: _umax_rule(X, y, sampler="frequency"),
     ),
     (ImplicitSGDClassifier, {}, lambda X, y: 1.0 / _reference_parts(X, y)[0]),
     (
