@@ -366,7 +366,7 @@ class SCENTClassifier(BaseSoftmaxClassifier):
     def _divergence_hint(self):
         if self.loss == "minmin" and self.nu_update == "sgd":
             return (
-                ", or lower alpha_nu, or use nu_update='scent', whose "
-                "closed-form nu step cannot overflow"
+                ", or lower alpha_nu, or use the default nu_update='sox', "
+                "whose closed-form nu step cannot overflow"
             )
         return ""
