@@ -29,9 +29,11 @@ class SCENTClassifier(BaseSoftmaxClassifier):
     minibatch of ``batch_size`` rows first updates the ``nu_i`` of its rows
     in closed form, then takes one momentum step on the rows of W of the
     minibatch's classes only: the cost of a step is
-    O(batch_size * n_batch_classes * nnz + n_batch_classes * n_features),
-    whatever the number of classes. ``predict_proba`` is the exact softmax
-    over all classes.
+    O(batch_size * n_batch_classes * nnz + n_batch_classes * n_batch_columns)
+    (n_batch_columns: the features the minibatch's rows use; the momentum
+    of the other columns is applied lazily, see the kernel's docstring),
+    whatever the number of classes, plus one O(n_classes * n_features) pass
+    per epoch. ``predict_proba`` is the exact softmax over all classes.
 
     Parameters
     ----------
@@ -73,7 +75,11 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         (n_classes, n_features) array beside ``coef_`` (memory: twice W).
         Each epoch also uses a dense gradient workspace of
         ``batch_size`` (in-batch) or ``2 * batch_size`` (uniform) rows of
-        ``n_features``.
+        ``n_features``. Momentum is applied lazily: a step writes only the
+        minibatch's columns of V and W (the decay of the other columns and
+        their move along V are kept as two numbers per class and written
+        out every few dozen steps of the class and at the end of each
+        epoch), so sparse rows cost O(nnz) per class, not O(n_features).
     loss : {'minmin', 'bsgd'}, default='minmin'
         'minmin': the min-min objective above with ``nu`` (SCENT, SOX,
         SGD). 'bsgd': the text's BSGD comparator, the in-batch softmax
@@ -102,27 +108,38 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         log K); W is touched on the labels and the draws.
     eta0 : float or 'auto', default='auto'
         Initial learning rate of W (eta_t). 'auto' (the value used is
-        ``eta0_``) takes ``B / c``, B the batch size (at most the rows),
-        c the mean of ``||x_i||^2 + 1`` (the 1 only with intercepts): the
+        ``eta0_``) takes ``2 B / c``, B the batch size (at most the rows),
+        c the mean of ``||x_i||^2 + 1`` (the 1 only with intercepts). The
         step follows the minibatch mean of the rows' gradients, whose
         coefficients on a row's classes are at most one, so with sparse
-        rows a row's own scores move by about eta c / B per step; B / c
-        makes that one. Measured on Bibtex (7-point grid 1e-4..1e2 over ten
-        epochs), the old default 0.5 stayed at the class-prior log-loss
-        and 100 was best. With nu_update='sox' the grid's best step was
-        100 at 18,793 classes and 10 at 94,004, against this rule's 7.8 and
-        11.9 (test log-loss 5.33 and 8.55 against the rule's 5.90 and
-        8.41): no rule of the sizes tried (B over the 99th percentile of
-        ``||x_i||^2 + 1``; a correction for momentum's lag on classes
-        rarely in a minibatch) fits both. The pilot of
-        :class:`UMaxSoftmaxClassifier` is not used: on a 30-class set,
-        started 81x above this rule, it kept a step that looked best after
-        two passes and diverged in the third epoch.
+        rows a row's own scores move by about eta c / B per step: B / c
+        makes that one. The factor 2 is measured, not derived
+        (bench_large_k.py, ten epochs, test log-loss, with the warmup of
+        ``learning_rate``): on Bibtex, 18,793 and 94,004 Zipfian classes
+        the best step was 1.5x to 6x B / c (Bibtex: 2.90 at B / c, 2.80 at
+        2.3x, 2.94 at 3.9x; 18,793 classes: 5.90, 4.80 at 2.6x, 4.24 at
+        6.4x, 5.33 at 13x; 94,004 classes: 8.41, 8.04 at 1.7x, 7.90 at
+        2.5x, 9.77 at 8.4x), and without the warmup steps from 1.7x on
+        ended the first epoch at 94,004 classes above the class-prior
+        log-loss. 2 B / c with the warmup reached 2.78, 5.13 and 7.71.
+        Earlier tries that did not fit all three: B over the 99th
+        percentile of ``||x_i||^2 + 1``; a correction for momentum's lag
+        on classes rarely in a minibatch; the pilot of
+        :class:`UMaxSoftmaxClassifier` (on a 30-class set, started 81x
+        above B / c, it kept a step that looked best after two passes and
+        diverged in the third epoch).
     learning_rate : {'exponential', 'constant', 'invscaling'}, \
             default='exponential'
         'exponential': ``eta0 * decay**epoch`` (in ``partial_fit`` one call
         counts as one epoch); 'constant': ``eta0``; 'invscaling':
-        ``eta0 / t**power_t`` with t the rows seen, per minibatch.
+        ``eta0 / t**power_t`` with t the rows seen, per minibatch. All
+        three warm up: over the model's first epoch (the rows of ``fit``,
+        or of the first ``partial_fit`` call) the step is multiplied by
+        t / n, t the rows seen and n that epoch's rows (linear warmup,
+        Goyal et al. 2017). With in-batch negatives the first steps push
+        the frequent classes down hard while nu is still at its first
+        values; a full step there ended the first epoch above the
+        class-prior log-loss at 94,004 classes.
     decay : float, default=0.95
         Per-epoch factor of the 'exponential' schedule.
     power_t : float, default=0.5
@@ -292,7 +309,7 @@ class SCENTClassifier(BaseSoftmaxClassifier):
     def _auto_eta0(self, curvature):
         """eta0='auto': B / c (see eta0)."""
         n_rows = self._row_norm_stats[2]
-        return min(self.batch_size, max(n_rows, 1.0)) / curvature
+        return 2.0 * min(self.batch_size, max(n_rows, 1.0)) / curvature
 
     def _init_state(self, n_features, dtype):
         super()._init_state(n_features, dtype)
@@ -349,9 +366,11 @@ class SCENTClassifier(BaseSoftmaxClassifier):
             self.eta0_,
             self.power_t,
             t,
+            self._warmup_rows(dataset, t),
             self.alpha,
             self.fit_intercept,
             self.shuffle,
+            self._lazy_momentum(dataset),
         )
         if status == _STATUS_OVERFLOW:
             self._raise_divergence(
@@ -362,6 +381,31 @@ class SCENTClassifier(BaseSoftmaxClassifier):
                 "nu, a shifted logit or ||W|| is not finite", row, value
             )
         return obj_sum, weight_sum, t
+
+    def _lazy_momentum(self, dataset):
+        """Whether the kernel applies momentum lazily (see momentum).
+
+        The lazy step costs O(n_batch_columns) per class against
+        O(n_features), but adds a read of V to every score and a pass
+        over the class every few dozen of its steps: it pays when a
+        minibatch's rows use a small part of the columns, i.e. sparse rows
+        with batch_size * nnz per row under a quarter of n_features.
+        """
+        if dataset.is_dense or dataset.n_samples == 0:
+            return False
+        nnz_per_row = dataset.nnz / dataset.n_samples
+        return self.batch_size * nnz_per_row < dataset.n_features / 4
+
+    def _warmup_rows(self, dataset, t):
+        """Rows over which the step ramps up: the model's first epoch.
+
+        Recorded when the model starts (t = 0): the rows of ``fit``'s data,
+        or of the first ``partial_fit`` call; later epochs and calls keep
+        it (their t is past it).
+        """
+        if t == 0:
+            self._warmup = dataset.n_samples
+        return getattr(self, "_warmup", 0)
 
     def _divergence_hint(self):
         if self.loss == "minmin" and self.nu_update == "sgd":

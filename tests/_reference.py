@@ -479,6 +479,7 @@ def scent_epoch_reference(
     alpha=0.0,
     fit_intercept=True,
     shuffle=True,
+    warmup=0,
 ):
     """One epoch of Algorithm 26 (SCENT text) with dense NumPy arithmetic.
 
@@ -569,6 +570,8 @@ def scent_epoch_reference(
             Gb[y[i]] -= g * p.sum()
         t += nb
         eta = eta0 / t**power_t if schedule == "invscaling" else eta_epoch
+        if t < warmup:  # linear warmup over the model's first rows
+            eta *= t / warmup
         touched = np.unique(
             np.concatenate([y[rows][sw[rows] > 0], draws]).astype(np.intp)
         )

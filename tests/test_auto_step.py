@@ -73,7 +73,7 @@ CLOSED_FORM = [
     (
         SCENTClassifier,
         {},
-        lambda X, y: min(128, X.shape[0]) / _reference_parts(X, y)[0],
+        lambda X, y: 2.0 * min(128, X.shape[0]) / _reference_parts(X, y)[0],
     ),
     (SampledSoftmaxClassifier, {}, _sampled_ove_rule),
     (

@@ -70,9 +70,11 @@ def _run_kernel(X, y, sw, W, b, nu, V, Vb, rng, **kw):
         kw.get("eta0", 0.5),
         0.5,
         kw.get("t", 0),
+        kw.get("warmup", 0),
         kw.get("alpha", 0.0),
         kw.get("fit_intercept", True),
         kw.get("shuffle", True),
+        kw.get("lazy", False),
     )
     return wm.true_coef(), intercept, nu, V, Vb, out, wm
 
@@ -136,8 +138,9 @@ def test_nu_update_never_overflows_for_huge_logits():
         (0.5, 0.05, True, "constant"),
     ],
 )
+@pytest.mark.parametrize("lazy", [False, True])
 def test_scent_epoch_matches_reference(
-    fmt, dtype, mode, uniform, beta, alpha, fit_intercept, schedule
+    fmt, dtype, mode, uniform, beta, alpha, fit_intercept, schedule, lazy
 ):
     X, y, sw = _problem(fmt, dtype)
     n, d = X.shape
@@ -165,6 +168,8 @@ def test_scent_epoch_matches_reference(
         alpha=alpha,
         fit_intercept=fit_intercept,
     )
+    # the reference ignores ``lazy`` (momentum is the same step either way)
+    kernel_kw = dict(kw, lazy=lazy)
     # two epochs: the first initialises nu (NaN rows), the second updates
     # it; the second does not shuffle, so its last minibatch is the three
     # rows sharing label 2 (no negatives) when uniform is False
@@ -172,7 +177,7 @@ def test_scent_epoch_matches_reference(
         t0 = epoch * n
         nu_before, b_before = nu.copy(), b.astype(dtype)
         Wk, bk, nuk, Vk, Vbk, out, wm = _run_kernel(
-            X, y, sw, W, b, nu, V, Vb, rng, t=t0, shuffle=shuffle, **kw
+            X, y, sw, W, b, nu, V, Vb, rng, t=t0, shuffle=shuffle, **kernel_kw
         )
         status, obj, wsum, t, _, _ = out
         assert status == 0
@@ -199,6 +204,56 @@ def test_scent_epoch_matches_reference(
         assert_array_equal(nuk[-3:], nu_before[-3:])
         assert not np.isnan(nu_before[-3:]).any()
         assert (nuk[:-3] != nu_before[:-3]).any()
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("alpha", [0.0, 3.0])
+@pytest.mark.parametrize("lazy", [False, True])
+def test_momentum_matches_reference_over_many_steps(fmt, dtype, alpha, lazy):
+    # The lazy kernel keeps V = a V~ and W = s (w - C V~) per class and
+    # writes only the minibatch's columns; 2 x 50 steps at beta = 0.3 take every
+    # class's a below LAZY_FLOOR (0.7^13 < 1e-2) many times, and with
+    # alpha = 3 each step decays W by about 0.4, so W's global scale also
+    # passes its fold floor (1e-9) within an epoch.
+    X, y, sw = random_problem(fmt, dtype, 400, 40, K_SMALL, 0.08, 3)
+    n, d = X.shape
+    r0 = np.random.default_rng(2)
+    W = 0.3 * r0.standard_normal((K_SMALL, d))
+    b = 0.1 * r0.standard_normal(K_SMALL)
+    V = 0.1 * r0.standard_normal((K_SMALL, d))
+    Vb = 0.1 * r0.standard_normal(K_SMALL)
+    nu = np.full(n, np.nan)
+    rng = RandomState(4)
+    ref_rng = clone_rng(rng)
+    kw = dict(
+        batch_size=8,
+        mode="sox",
+        uniform=False,
+        alpha_nu=0.7,
+        beta=0.3,
+        eta_epoch=0.2,
+        alpha=alpha,
+        warmup=300,  # the steps of the first 300 rows ramp up
+    )
+    for epoch in range(2):
+        Wk, bk, nuk, Vk, Vbk, out, wm = _run_kernel(
+            X, y, sw, W, b, nu, V, Vb, rng, t=epoch * n, lazy=lazy, **kw
+        )
+        assert out[0] == 0
+        W, b, nu, V, Vb, obj_ref, _, _ = scent_epoch_reference(
+            X, y, sw, W, b, nu, V, Vb, ref_rng, t=epoch * n, **kw
+        )
+        tol = RTOL[dtype]
+        assert_allclose(Wk, W, rtol=tol, atol=tol)
+        assert_allclose(Vk, V, rtol=tol, atol=tol)
+        assert_allclose(bk, b, rtol=tol, atol=tol)
+        assert_allclose(Vbk, Vb, rtol=tol, atol=tol)
+        assert_allclose(out[1], obj_ref, rtol=tol)
+        assert_allclose(wm.sq_norm, (W**2).sum(), rtol=10 * tol)
+        W, V = Wk.astype(np.float64), Vk.astype(np.float64)
+        b, Vb, nu = bk.astype(np.float64), Vbk.astype(np.float64), nuk
 
 
 @pytest.mark.kernel
