@@ -8,6 +8,7 @@ import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.optimize import minimize_scalar
+from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
@@ -18,6 +19,7 @@ from sksoftmax._dataset import make_dataset
 from sksoftmax._random import RandomState
 from sksoftmax._scent_fast import nu_update, scent_epoch32, scent_epoch64
 from sksoftmax._weight_matrix import make_weight_matrix
+from sksoftmax.datasets import make_softmax_classification
 
 from _reference import (
     _SCENT_MODES,
@@ -576,3 +578,32 @@ def test_inputs_are_not_modified(problem):
     assert_array_equal(Xs.toarray(), copies[1].toarray())
     assert_array_equal(y, copies[2])
     assert_array_equal(sw, copies[3])
+
+
+def test_estimator_lazy_momentum_fits_like_the_dense_step(monkeypatch):
+    # wide sparse rows (2 nonzeros of 4,096 columns, batch 8): the estimator
+    # picks the lazy momentum, whose fit must equal the dense step's, warmup
+    # and partial_fit's carried-over V included
+    X, y = make_softmax_classification(
+        n_samples=600,
+        n_features=4096,
+        n_classes=12,
+        density=2 / 4096,
+        random_state=0,
+    )
+    est = SCENTClassifier(batch_size=8, max_iter=3, tol=None, random_state=0)
+    assert est._lazy_momentum(make_dataset(X)) is True
+    lazy = clone(est).fit(X, y)
+    lazy_pf = clone(est).partial_fit(X[:300], y[:300], classes=np.unique(y))
+    lazy_pf.partial_fit(X[300:], y[300:])
+    monkeypatch.setattr(
+        SCENTClassifier, "_lazy_momentum", lambda self, dataset: False
+    )
+    dense = clone(est).fit(X, y)
+    dense_pf = clone(est).partial_fit(X[:300], y[:300], classes=np.unique(y))
+    dense_pf.partial_fit(X[300:], y[300:])
+    assert_allclose(lazy.coef_, dense.coef_, rtol=1e-9, atol=1e-12)
+    assert_allclose(lazy.intercept_, dense.intercept_, rtol=1e-9, atol=1e-12)
+    assert_allclose(lazy._velocity, dense._velocity, rtol=1e-9, atol=1e-12)
+    assert_allclose(lazy_pf.coef_, dense_pf.coef_, rtol=1e-9, atol=1e-12)
+    assert not np.allclose(lazy.coef_, 0)
