@@ -1000,6 +1000,8 @@ def _accepts(name, params):
 
 
 def _value(text):
+    if text in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[text]
     try:
         return float(text) if "." in text or "e" in text else int(text)
     except ValueError:
