@@ -1038,7 +1038,8 @@ def run_sksoftmax_all(runner, method, args):
         )
         if args.long_only:
             return
-    for eta0 in (None, *args.eta0_grid):
+    defaults = () if args.grid_only else (None,)
+    for eta0 in (*defaults, *args.eta0_grid):
         # the defaults every epoch (is any above the prior?), the grid at
         # a few (only its last epoch enters the comparison)
         every = eta0 is None
@@ -1762,6 +1763,12 @@ def parse_args(argv=None):
         default=(),
         help="extra sksoftmax configurations, each 'key=value[,key=value]' "
         "(e.g. learning_rate=adagrad), eta0 left to 'auto'",
+    )
+    p.add_argument(
+        "--grid-only",
+        action="store_true",
+        help="run the --eta0-grid points without the defaults (to add "
+        "points to a grid already recorded)",
     )
     p.add_argument(
         "--variant-only",
