@@ -116,6 +116,21 @@ early_stopping, validation_fraction, n_iter_no_change
         As in :class:`UMaxSoftmaxClassifier`. ``verbose`` also reports the
         mean number of root-finder evaluations per step (Prop. 4 bounds it by
         log2(1/eps) + log2(interval)).
+    raise_u : bool, default=True
+        On every later visit of a row, first raise its ``u_i`` to the
+        rule of a first visit, ``log(1 + sum_k exp(z_k))`` over the
+        distinct classes drawn for the step, if it lies below (a departure
+        from Alg. 1, which keeps ``u_i`` from the last visit). The row's
+        gradient in W is ``exp(u_i* - u_i)`` times its log-loss gradient,
+        u_i* the optimal u_i, and the rule is a lower bound of u_i*, so
+        the raise only moves u_i towards u_i*, never fires at the optimum
+        (the fixed point is Alg. 1's) and stops rows whose u_i fell behind
+        between visits from taking steps scaled up by ``exp(lag)``.
+        Measured with the defaults over ten epochs: test log-loss 3.09
+        against 4.02 without it on a 10,000-class next-token task (where
+        one row in ten lagged by more than 6.6 after the first epoch),
+        3.29 against 3.29 on a 20,000-class Zipfian set, 2.92 against
+        2.91 on Bibtex. ``False`` is Alg. 1 as published.
     average : bool or int, default=False
         Iterate averaging, as in :class:`UMaxSoftmaxClassifier`: the mean
         of the weights after each row's implicit step (a row of weight zero
@@ -176,6 +191,7 @@ feature_names_in_
     _parameter_constraints: dict = {
         **BaseSoftmaxClassifier._parameter_constraints,
         "n_sampled_classes": [Interval(Integral, 1, None, closed="left")],
+        "raise_u": ["boolean"],
         **SAMPLER_CONSTRAINTS,
         **AVERAGE_CONSTRAINTS,
         **ADAGRAD_CONSTRAINTS,
@@ -202,6 +218,7 @@ feature_names_in_
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=5,
+        raise_u=True,
         average=False,
     ):
         self.n_sampled_classes = n_sampled_classes
@@ -222,6 +239,7 @@ feature_names_in_
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
+        self.raise_u = raise_u
         self.average = average
 
     def _check_dataset(self, dataset):
@@ -272,6 +290,7 @@ feature_names_in_
             self.shuffle,
             self._class_sampler(),
             self._adagrad_state(),
+            self.raise_u,
         )
         if status != 0:
             self._raise_divergence("u or ||W|| is not finite", row, value)
@@ -316,4 +335,3 @@ feature_names_in_
         pilot refines it.
         """
         return 300.0 * curvature
-

@@ -242,6 +242,7 @@ def implicit_epoch_reference(
     iterates=None,
     sampler=None,
     adagrad=None,
+    raise_u=False,
 ):
     """One epoch of Implicit SGD, Alg. 1 (m = 1, uniform sampler).
 
@@ -265,7 +266,9 @@ def implicit_epoch_reference(
     gradient at the current point, c = s w e^{z_bar - u} for k and -c for
     y_i (G_j += 2 c^2 x_j^2), and the implicit step is taken in the metric
     diag(eta p_j)^-1: C = 2 sum_j p_j x_j^2 + 2 p_b, w_k -= gamma a p * x,
-    b_k -= gamma a p_b (y_i: +).
+    b_k -= gamma a p_b (y_i: +). ``raise_u``: on a later visit u_old is
+    max(u_i, log(1 + e^{z_bar})) (max(u_i, 0) for a hit), taken after the
+    ridge's shrinkage and before G's update.
     """
     from scipy.optimize import brentq
     from scipy.special import wrightomega
@@ -303,8 +306,11 @@ def implicit_epoch_reference(
             W = W * shrink
         scores = W @ x + b
         z_bar = scores[k] - scores[yi]
+        rule = 0.0 if hit else np.logaddexp(0.0, z_bar)
         if init_u:
-            u_old = 0.0 if hit else np.logaddexp(0.0, z_bar)
+            u_old = rule
+        elif raise_u:
+            u_old = max(u[i], rule)
         else:
             u_old = u[i]
         if hit:
@@ -613,8 +619,9 @@ def ar_noise(model):
             lambda e: -0.5 * e * e - 0.5 * np.log(2 * np.pi),
             lambda e: -e,
             log_ndtr,
-            lambda z: np.exp(-0.5 * z * z - 0.5 * np.log(2 * np.pi)
-                             - log_ndtr(z)),
+            lambda z: np.exp(
+                -0.5 * z * z - 0.5 * np.log(2 * np.pi) - log_ndtr(z)
+            ),
         )
     return (
         lambda e: -np.logaddexp(0, -e) - np.logaddexp(0, e),
@@ -738,14 +745,17 @@ def ar_epoch_reference(
                 grad[k, D] += sw[i] * c
         if schedule != "adaptive":
             eta = eta0 / t**power_t if schedule == "invscaling" else eta_epoch
-            W = max(0.0, 1 - eta * alpha * sum_s / nb) * W - eta / nb * grad[
-                :, :D
-            ]
+            W = (
+                max(0.0, 1 - eta * alpha * sum_s / nb) * W
+                - eta / nb * grad[:, :D]
+            )
             if fit_intercept:
                 b = b - eta / nb * grad[:, D]
             continue
         rho = (
-            eta0 * decay ** np.floor(n_steps / 2000) * n_steps ** (-0.5 + 1e-16)
+            eta0
+            * decay ** np.floor(n_steps / 2000)
+            * n_steps ** (-0.5 + 1e-16)
         )
         W = max(0.0, 1 - rho * alpha * sum_s / nb) * W
         grad *= n / nb

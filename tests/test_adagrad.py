@@ -128,8 +128,9 @@ def test_umax_adagrad_matches_reference(
 @pytest.mark.parametrize("alpha", ALPHAS)
 @pytest.mark.parametrize("sampler", ["uniform", "frequency"])
 @pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("raise_u", [True, False])
 def test_implicit_adagrad_matches_reference(
-    fmt, dtype, alpha, sampler, fit_intercept
+    fmt, dtype, alpha, sampler, fit_intercept, raise_u
 ):
     X, y, sw = random_problem(fmt, dtype)
     if not fit_intercept:
@@ -154,13 +155,13 @@ def test_implicit_adagrad_matches_reference(
         status, obj, wsum, t, _, _, _ = kernel(
             ds, wm, y, u_k, rng, order, 1, init_u, ADAGRAD_CODE, eta0,
             eta0, 0.5, epoch * X.shape[0], alpha, fit_intercept, True,
-            table, state,
+            table, state, raise_u,
         )  # fmt: skip
         assert status == 0
         W, b, u, obj_ref, wsum_ref, t_ref = implicit_epoch_reference(
             X, y, sw, W, b, u, ref_rng, init_u=init_u, eta_epoch=eta0,
             t=epoch * X.shape[0], alpha=alpha, fit_intercept=fit_intercept,
-            sampler=table, adagrad=acc,
+            sampler=table, adagrad=acc, raise_u=raise_u,
         )  # fmt: skip
         tol = RTOL[dtype]
         assert_allclose(wm.true_coef(), W, rtol=tol, atol=tol)
@@ -211,7 +212,7 @@ class AdaGradReplay(Replay):
         else:
             self.W, self.b, self.u, _, _, self.t = implicit_epoch_reference(
                 X, y, sw, self.W, self.b, self.u, self.rng, init_u=init_u,
-                **common,
+                raise_u=est.raise_u, **common,
             )  # fmt: skip
         self.epochs += 1
 
@@ -225,9 +226,7 @@ def _check_state(clf, replay, dtype):
     _close(clf.intercept_, replay.b, dtype)
     tol = RTOL[dtype]
     assert_allclose(clf._adagrad_sq_grad, replay.acc["G"], rtol=tol)
-    assert_allclose(
-        clf._adagrad_sq_grad_intercept, replay.acc["Gb"], rtol=tol
-    )
+    assert_allclose(clf._adagrad_sq_grad_intercept, replay.acc["Gb"], rtol=tol)
 
 
 @pytest.mark.parametrize("kind", ["umax", "implicit"])
@@ -260,9 +259,7 @@ def test_average_with_adagrad_is_the_mean_of_the_iterates(kind, dtype):
     replay = AdaGradReplay(kind, clf)
     replay.fit(X, y, sw, 2)
     _check(clf, replay, dtype)
-    assert_allclose(
-        clf._adagrad_sq_grad, replay.acc["G"], rtol=RTOL[dtype]
-    )
+    assert_allclose(clf._adagrad_sq_grad, replay.acc["G"], rtol=RTOL[dtype])
 
 
 @pytest.mark.parametrize("kind", ["umax", "implicit"])

@@ -118,7 +118,7 @@ class Replay:
         elif self.kind == "implicit":
             self.W, self.b, self.u, _, _, self.t = implicit_epoch_reference(
                 X, y, sw, self.W, self.b, self.u, self.rng, init_u=init_u,
-                **common,
+                raise_u=est.raise_u, **common,
             )  # fmt: skip
         else:
             self.W, self.b, _, _, self.t = sampled_epoch_reference(
@@ -176,9 +176,7 @@ def _check(clf, replay, dtype, start=1):
 @pytest.mark.parametrize("alpha", sorted(ALPHAS))
 def test_average_is_the_running_mean_of_the_iterates(kind, fmt, dtype, alpha):
     X, y, sw = _problem(fmt, dtype)
-    clf = _estimator(
-        kind, average=True, max_iter=2, alpha=ALPHAS[alpha][kind]
-    )
+    clf = _estimator(kind, average=True, max_iter=2, alpha=ALPHAS[alpha][kind])
     clf.fit(X, y, sample_weight=sw)
     replay = Replay(kind, clf)
     replay.fit(X, y, sw, 2)
@@ -384,9 +382,7 @@ def test_weight_matrix_keeps_the_mean_through_scales_and_folds(dtype):
     for t in range(1, 201):
         for _ in range(rng.integers(0, 3)):
             k = int(rng.integers(n_cls))
-            ind = np.sort(rng.choice(n_feat, 3, replace=False)).astype(
-                np.intc
-            )
+            ind = np.sort(rng.choice(n_feat, 3, replace=False)).astype(np.intc)
             x = rng.standard_normal(3).astype(dtype)
             c = float(rng.standard_normal())
             wm.py_add(k, x, ind, c)

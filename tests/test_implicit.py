@@ -86,12 +86,18 @@ def test_scalar_root_solves_eq_17():
 @pytest.mark.parametrize("alpha", [0.0, 0.3])
 @pytest.mark.parametrize("fit_intercept", [True, False])
 @pytest.mark.parametrize("m", [1, 3])
+@pytest.mark.parametrize("raise_u", [False, True])
 def test_implicit_step_is_the_proximal_point(
-    fmt, dtype, alpha, fit_intercept, m
+    fmt, dtype, alpha, fit_intercept, m, raise_u
 ):
+    """theta' = theta - eta grad f(theta') from theta = (u0, W0, b0); with
+    raise_u from u0 raised first to log(1 + sum_k e^{z_k}) over the classes
+    drawn, z at W0 after the ridge's shrinkage (then u0 < 0 in half the
+    trials, below any such value, so the raise acts)."""
     rng = np.random.default_rng(1)
     K, d = 4, 5
     tol = 1e-9 if dtype == np.float64 else 2e-4
+    n_raised = 0
     for trial in range(6):
         x = rng.normal(size=(1, d)) * (3.0 if trial % 2 else 0.5)
         X = (sp.csr_matrix(x) if fmt == "csr" else x).astype(dtype)
@@ -102,6 +108,8 @@ def test_implicit_step_is_the_proximal_point(
             dtype
         )
         u0 = np.array([abs(rng.normal()) * 2])
+        if raise_u and trial % 2:
+            u0 = -u0
         eta = 10 ** rng.uniform(-2, 2)
         coef, intercept, u = W0.copy(), b0.copy(), u0.copy()
         wm = make_weight_matrix(coef, intercept)
@@ -125,11 +133,21 @@ def test_implicit_step_is_the_proximal_point(
             alpha,
             fit_intercept,
             False,
+            raise_u=raise_u,
         )
         assert status == 0
         wm.fold_scale()
+        u_start = u0
+        if raise_u:
+            scores = dense(X)[0].astype(float) @ W0.T.astype(float) / (
+                1 + eta * s * alpha
+            ) + b0.astype(float)
+            z = scores[ks[ks != y[0]]] - scores[y[0]]
+            rule = np.log1p(np.exp(z).sum())
+            n_raised += rule > u0[0]
+            u_start = np.maximum(u0, rule)
         theta_old = np.concatenate(
-            [u0, W0.ravel().astype(float), b0.astype(float)]
+            [u_start, W0.ravel().astype(float), b0.astype(float)]
         )
         theta_new = np.concatenate(
             [u, coef.ravel().astype(float), intercept.astype(float)]
@@ -160,6 +178,7 @@ def test_implicit_step_is_the_proximal_point(
             )
             assert_allclose(theta_new, best.x, rtol=1e-6, atol=1e-6)
             assert prox(theta_new)[0] <= best.fun + 1e-9 * abs(best.fun)
+    assert n_raised >= 3 if raise_u else n_raised == 0
 
 
 def test_zero_rows_need_the_intercept():
@@ -233,9 +252,7 @@ def test_several_sampled_classes_fit_and_validate():
     ).fit(X, y)
     assert clf.log_loss(X, y) < 0.9 * np.log(5)
     with pytest.raises(ValueError, match="n_sampled_classes=5 exceeds"):
-        ImplicitSGDClassifier(n_sampled_classes=5, sampler="uniform").fit(
-            X, y
-        )
+        ImplicitSGDClassifier(n_sampled_classes=5, sampler="uniform").fit(X, y)
 
 
 @pytest.fixture(scope="module")
@@ -243,8 +260,12 @@ def small():
     from sklearn.datasets import make_classification
 
     X, y = make_classification(
-        n_samples=300, n_features=10, n_informative=6, n_classes=4,
-        random_state=1)
+        n_samples=300,
+        n_features=10,
+        n_informative=6,
+        n_classes=4,
+        random_state=1,
+    )
     return X, y
 
 
@@ -280,9 +301,23 @@ def _implicit_step(X, y, s, W, b, u, rng, m, eta, alpha, fit_intercept, table):
     wm = make_weight_matrix(coef, intercept)
     kernel = implicit_epoch64 if W.dtype == np.float64 else implicit_epoch32
     status, *_ = kernel(
-        make_dataset(X, np.array([s])), wm, y, u_new, rng,
-        np.zeros(1, dtype=np.intp), m, False, 0, eta, eta, 0.5, 0, alpha,
-        fit_intercept, False, table,
+        make_dataset(X, np.array([s])),
+        wm,
+        y,
+        u_new,
+        rng,
+        np.zeros(1, dtype=np.intp),
+        m,
+        False,
+        0,
+        eta,
+        eta,
+        0.5,
+        0,
+        alpha,
+        fit_intercept,
+        False,
+        table,
     )
     assert status == 0
     wm.fold_scale()
@@ -294,8 +329,9 @@ def _implicit_step(X, y, s, W, b, u, rng, m, eta, alpha, fit_intercept, table):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("alpha,fit_intercept", [(0.0, True), (0.3, False)])
 @pytest.mark.parametrize("m", [1, 3, 9])
-def test_frequency_step_is_the_proximal_point(fmt, dtype, alpha,
-                                             fit_intercept, m):
+def test_frequency_step_is_the_proximal_point(
+    fmt, dtype, alpha, fit_intercept, m
+):
     """With q, the step minimises 2 eta f + ||theta - theta_old||^2 for the
     f whose draw k_j has weight 1/(m q_kj), or none if k_j = y (duplicates
     merged in the kernel, separate terms here: the same f). m = 9 > K - 1
@@ -364,8 +400,18 @@ def test_small_implicit_steps_follow_the_full_gradient(sampler):
         steps = np.empty((n_draws, g_exact.size))
         for r in range(n_draws):
             coef, intercept, u_r = _implicit_step(
-                X[i : i + 1], y[i : i + 1], 1.0, W, b, u[i : i + 1], rng, 1,
-                eta, 0.0, True, table,
+                X[i : i + 1],
+                y[i : i + 1],
+                1.0,
+                W,
+                b,
+                u[i : i + 1],
+                rng,
+                1,
+                eta,
+                0.0,
+                True,
+                table,
             )
             steps[r, : W.size] = (W - coef).ravel() / eta
             steps[r, W.size : -1] = (b - intercept) / eta
@@ -377,7 +423,10 @@ def test_small_implicit_steps_follow_the_full_gradient(sampler):
 def test_frequency_sampler_allows_more_draws_than_classes(small):
     X, y = small  # four classes
     clf = ImplicitSGDClassifier(
-        n_sampled_classes=6, sampler="frequency", tol=None, random_state=0,
+        n_sampled_classes=6,
+        sampler="frequency",
+        tol=None,
+        random_state=0,
     ).fit(X, y)
     assert np.isfinite(clf.coef_).all()
     assert clf.log_loss(X, y) < 0.9 * np.log(4)
