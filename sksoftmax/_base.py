@@ -448,7 +448,13 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         self.eta0_, self.eta0_trials_ = float(eta0), trials
         self._eta0_piloted = True
         if self.verbose:
-            tried = ", ".join(f"{e:.3g}: {v:.4g}" for e, v in trials)
+            tried = "; ".join(
+                f"{int(n)} rows: "
+                + ", ".join(
+                    f"{e:.3g}: {v:.4g}" for e, v, m in trials if m == n
+                )
+                for n in dict.fromkeys(trials[:, 2])
+            )
             print(
                 f"eta0='auto': closed-form rule {rule:.3g}; pilot held-out "
                 f"log-loss {{{tried}}}; using eta0_={self.eta0_:.3g}"

@@ -15,25 +15,51 @@ sample of the training rows at a few steps and keeps the best.
 The pilot
 ---------
 * Rows: ``PILOT_VAL_ROWS`` training rows (at most a quarter of them) are
-  held out; one pass over at most ``PILOT_ROWS`` others trains each trial.
+  held out; the others, in a random order, form the pool the trial rows
+  are taken from (nested: each stage's rows contain the last stage's).
   With fewer than ``PILOT_MIN_ROWS`` training rows the closed-form rule is
   kept (the held-out loss of so few rows is too noisy to rank steps).
 * Trials: each is the estimator's own method with the same parameters,
-  classes and class-prior start as the real fit, one epoch, eta0 fixed at
-  the trial value. Only the columns that the trial rows use are kept:
-  the other columns of W get no gradient in the trial, so the trial is the
-  same as on all columns at a fraction of the memory.
+  classes and class-prior start as the real fit, ``PILOT_EPOCHS`` passes
+  over the stage's rows, eta0 fixed at the trial value. Only the columns
+  that the trial rows use are kept: the other columns of W get no
+  gradient in the trial, so the trial is the same as on all columns at a
+  fraction of the memory.
 * Criterion: the exact log-loss of the held-out rows (all K classes). A
   trial that diverges counts as infinite loss.
-* Search: start at the closed-form rule eta_r; step by ``FACTOR`` up while
-  the loss falls, else down while it falls, at most ``MAX_STEPS`` steps.
-  One pass over a small sample favours a step that is slightly large for
-  many epochs over the full data, where noise accumulates over more steps;
-  the 'exponential' schedule's decay brings it down epoch by epoch.
+* Stage 1, ``PILOT_ROWS`` rows: start at the closed-form rule eta_r; step
+  by ``FACTOR`` up while the loss falls, else down while it falls, at
+  most ``MAX_STEPS`` steps.
+* Later stages, the horizon (a departure from a one-sample pilot). A few
+  passes over a small sample favour a step that is too large for the
+  whole fit: the best constant step of SGD shrinks as the run grows
+  (noise accumulates over more steps; for a convex loss the best constant
+  step of T steps scales as 1 / sqrt(T)), and how fast it shrinks depends
+  on how redundant the rows are, which no formula of the sizes knows.
+  Measured on the 10,000-class tokens task (4M rows), Implicit SGD's
+  pilot chose 0.022 on 2,048 rows, 0.0074 on 16,384 and 0.0025 on 65,536,
+  and the best of a ten-epoch grid on all rows was 1e-3 (test log-loss
+  2.47, against 3.09 at the one-sample pilot's step); on a 20,000-class
+  Zipfian set with 4 rows per class the best step of the grid was instead
+  larger than the pilot's. So the pilot follows the drift itself: each
+  stage multiplies the rows by ``PILOT_GROWTH`` and tries the current
+  step and ``1 / FACTOR`` of it (walking down while the loss falls). A
+  stage that keeps the step does not end the stages: on the tokens task
+  8,192 rows kept 0.022 (held-out 3.268 against 3.282), 32,768 moved to
+  0.0074 and 131,072 to 0.0025. The stages end before one that would
+  use more than an eighth of the training rows or more than
+  ``PILOT_MAX_ROWS``, or whose trial matrix (K x the columns its rows
+  use) would exceed ``PILOT_MAX_BYTES`` (1.8 GB on the tokens task, whose
+  W is 2.6 GB: the pilot raises the fit's peak memory there). Only smaller steps are tried
+  there: where the whole fit wanted a larger step (the Zipfian set), it
+  was less than a factor of 3 away and cost under 1% of test log-loss,
+  while a step too large for the whole fit cost 25% on the tokens task.
 
-Cost: a few passes over ``PILOT_ROWS`` rows and a few exact evaluations of
-``PILOT_VAL_ROWS`` rows, and one trial weight matrix of K x (columns the
-sample uses) at a time. It is recorded in ``eta0_trials_``.
+Cost: a few passes over each stage's rows (the stages together cost
+about as many row visits as three or four passes over the last stage's
+rows), a few exact evaluations of ``PILOT_VAL_ROWS`` rows, and one trial
+weight matrix of K x (columns the stage's rows use) at a time. It is
+recorded in ``eta0_trials_`` (step, held-out loss, rows of the stage).
 """
 
 import numpy as np
@@ -51,13 +77,18 @@ PILOT_VAL_ROWS = 512
 FACTOR = 3.0
 MAX_STEPS = 6
 PILOT_EPOCHS = 2
+PILOT_GROWTH = 4
+PILOT_MAX_ROWS = 131072
+PILOT_MAX_BYTES = 2**31
 
 
 def pilot_rows(n_rows, sample_weight, random_state):
-    """Indices (train, held-out) of the pilot, or None below the minimum.
+    """Indices (pool, held-out) of the pilot, or None below the minimum.
 
-    Rows of zero weight are left out: they teach nothing and count for
-    nothing in the held-out loss.
+    ``pool`` holds the candidate trial rows in a random order (a stage
+    takes its first rows), at most ``PILOT_MAX_ROWS``; ``held-out`` is
+    sorted. Rows of zero weight are left out: they teach nothing and count
+    for nothing in the held-out loss.
     """
     rows = np.flatnonzero(sample_weight > 0)
     if rows.shape[0] < PILOT_MIN_ROWS:
@@ -66,8 +97,19 @@ def pilot_rows(n_rows, sample_weight, random_state):
     rows = rows[rng.permutation(rows.shape[0])]
     n_val = min(PILOT_VAL_ROWS, rows.shape[0] // 4)
     val = np.sort(rows[:n_val])
-    train = np.sort(rows[n_val : n_val + PILOT_ROWS])
-    return train, val
+    pool = rows[n_val : n_val + PILOT_MAX_ROWS]
+    return pool, val
+
+
+def stage_sizes(n_pool, n_rows):
+    """Rows of each stage: PILOT_ROWS (or the pool), then times
+    PILOT_GROWTH while within the pool and an eighth of ``n_rows``."""
+    sizes = [min(PILOT_ROWS, n_pool)]
+    while True:
+        nxt = sizes[-1] * PILOT_GROWTH
+        if nxt > n_pool or nxt > n_rows // 8:
+            return sizes
+        sizes.append(nxt)
 
 
 def _used_columns(X_train, X_val):
@@ -85,47 +127,62 @@ def pilot_eta0(estimator, X, y_enc, sample_weight, start):
 
     ``estimator`` has classes_, class_count_, _max_row_weight and
     _row_norm_stats set for the fit; it is not modified. trials is an
-    array of rows (eta0, held-out log-loss) in the order run.
+    array of rows (eta0, held-out log-loss, stage rows) in the order run.
     """
     split = pilot_rows(X.shape[0], sample_weight, estimator.random_state)
     if split is None:
         return start, None
-    train, val = split
-    X_train, X_val = _used_columns(X[train], X[val])
-    if not sp.issparse(X_train):
-        X_train = np.ascontiguousarray(X_train)
-        X_val = np.ascontiguousarray(X_val)
-    y_train, y_val = y_enc[train], y_enc[val]
-    w_train, w_val = sample_weight[train], sample_weight[val]
-
-    losses = {}
-
-    def loss(eta):
-        if eta not in losses:
-            losses[eta] = _trial(
-                estimator, eta, X_train, y_train, w_train, X_val, y_val, w_val
-            )
-        return losses[eta]
-
+    pool, val = split
+    n_classes = estimator.classes_.shape[0]
+    itemsize = np.dtype(X.dtype).itemsize
+    trials = []
     best = start
-    loss(start)  # first row of the trials: the closed-form rule
-    for direction in (FACTOR, 1.0 / FACTOR):
-        eta = best
-        for _ in range(MAX_STEPS):
-            eta = eta * direction
-            if not loss(eta) < loss(best):
-                break
-            best = eta
-        if best != start:
-            break  # the first direction improved: no need to try the other
-    trials = np.array(list(losses.items()), dtype=np.float64)
-    if not np.isfinite(losses[best]):
-        raise DivergenceError(
-            f"{type(estimator).__name__}: eta0='auto' found no step size "
-            f"that trains without diverging (tried {trials[:, 0]}); set "
-            "eta0 by hand or rescale the features."
+    for stage, n_stage in enumerate(stage_sizes(len(pool), X.shape[0])):
+        train = np.sort(pool[:n_stage])
+        X_train, X_val = _used_columns(X[train], X[val])
+        if stage > 0 and (
+            n_classes * X_train.shape[1] * itemsize > PILOT_MAX_BYTES
+        ):
+            break
+        if not sp.issparse(X_train):
+            X_train = np.ascontiguousarray(X_train)
+            X_val = np.ascontiguousarray(X_val)
+        args = (
+            X_train,
+            y_enc[train],
+            sample_weight[train],
+            X_val,
+            y_enc[val],
+            sample_weight[val],
         )
-    return best, trials
+        losses = {}
+
+        def loss(eta):
+            if eta not in losses:
+                losses[eta] = _trial(estimator, eta, *args)
+                trials.append((eta, losses[eta], n_stage))
+            return losses[eta]
+
+        stage_start = best
+        loss(stage_start)  # stage 1: the closed-form rule
+        directions = (FACTOR, 1.0 / FACTOR) if stage == 0 else (1 / FACTOR,)
+        for direction in directions:
+            eta = best
+            for _ in range(MAX_STEPS):
+                eta = eta * direction
+                if not loss(eta) < loss(best):
+                    break
+                best = eta
+            if best != stage_start:
+                break  # the first direction improved: no need to try others
+        if stage == 0 and not np.isfinite(losses[best]):
+            tried = np.array([t[0] for t in trials])
+            raise DivergenceError(
+                f"{type(estimator).__name__}: eta0='auto' found no step "
+                f"size that trains without diverging (tried {tried}); set "
+                "eta0 by hand or rescale the features."
+            )
+    return best, np.array(trials, dtype=np.float64)
 
 
 def _trial(estimator, eta, X_train, y_train, w_train, X_val, y_val, w_val):
@@ -156,7 +213,9 @@ def _trial(estimator, eta, X_train, y_train, w_train, X_val, y_val, w_val):
     order = np.arange(X_train.shape[0], dtype=np.intp)
     try:
         for epoch in range(PILOT_EPOCHS):
-            trial._epoch(dataset, weights, y_train, row_state, order, epoch == 0)
+            trial._epoch(
+                dataset, weights, y_train, row_state, order, epoch == 0
+            )
     except DivergenceError:
         return np.inf
     finally:

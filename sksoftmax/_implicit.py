@@ -62,7 +62,8 @@ class ImplicitSGDClassifier(
         unlike U-max's rule it needs no importance factor (derivation in
         ``_auto_eta0``). With at least 500 training rows a pilot then
         moves it by factors of 3 while two passes over 2,048 of the rows
-        lower the exact log-loss of 512 held-out rows (see
+        lower the exact log-loss of 512 held-out rows, then lowers it
+        while that holds on 4 times as many rows per stage (see
         :class:`UMaxSoftmaxClassifier`). The value used is ``eta0_``, the
         pilot's trials are in ``eta0_trials_``. With
         ``learning_rate='adagrad'`` the rule is ``300 c`` (measured; the

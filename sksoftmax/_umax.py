@@ -74,11 +74,15 @@ class UMaxSoftmaxClassifier(
         training rows: 512 of them are held out, and the step moves by
         factors of 3 from the rule, up while two passes over 2,048 other
         rows at that step lower the exact held-out log-loss, else down
-        (at most 6 moves). How concentrated the model's probabilities are,
+        (at most 6 moves); then, on 4 times as many rows per stage (up to
+        an eighth of the training rows, 131,072 rows and a 2 GiB trial
+        matrix), only down while that lowers it, because the best step of
+        a short run is too large for a long one (derivation and
+        measurements in ``sksoftmax/_eta0_pilot.py``). How concentrated the model's probabilities are,
         which sets the right step (see ``_auto_eta0``), is known only by
         training; over ten epochs the best eta0 of a grid lies between
         0.04 and 0.6 times the rule's (K - 1) / m scale on the sets tried.
-        The pilot costs a few passes over 2,048 rows and an exact
+        The pilot costs a few passes over each stage's rows and an exact
         evaluation of 512 rows per trial, once per ``fit`` (warm starts and
         later ``partial_fit`` calls keep its ``eta0_``); its trials are in
         ``eta0_trials_``. A float is used as it is; the paper
@@ -203,9 +207,9 @@ class UMaxSoftmaxClassifier(
         The initial learning rate used: ``eta0``, or the value of 'auto'
         (the pilot's choice, or the closed-form rule from the rows seen so
         far when there were too few rows for a pilot).
-    eta0_trials_ : ndarray of shape (n_trials, 2) or None
+    eta0_trials_ : ndarray of shape (n_trials, 3) or None
         With ``eta0='auto'``: the pilot's trials, rows of (eta0, held-out
-        log-loss) in the order run; None when no pilot ran (fewer than 500
+        log-loss, rows of the trial's stage) in the order run; None when no pilot ran (fewer than 500
         training rows). Not set when eta0 is a float.
     class_count_ : ndarray of shape (n_classes,)
         Weighted number of training rows of each class seen so far; the
@@ -472,4 +476,3 @@ class UMaxSoftmaxClassifier(
         (Zipfian: 1 and 10) worse. The pilot refines it.
         """
         return 3.0
-

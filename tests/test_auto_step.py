@@ -122,7 +122,9 @@ def test_pilot_search_follows_its_rule(Est):
     X, y = _data(1500)
     clf = Est(max_iter=1, tol=None, random_state=0).fit(X, y)
     trials = clf.eta0_trials_
-    assert trials.ndim == 2 and trials.shape[1] == 2
+    assert trials.ndim == 2 and trials.shape[1] == 3
+    # 1,125 pool rows, an eighth of 1,500 rows below a second stage
+    assert_array_equal(trials[:, 2], 1125)
     rule = trials[0, 0]
     ratios = np.log(trials[:, 0] / rule) / np.log(_eta0_pilot.FACTOR)
     assert_allclose(ratios, np.round(ratios), atol=1e-9)
@@ -193,6 +195,8 @@ def test_pilot_held_out_loss_is_exact():
     assert len(val) == min(_eta0_pilot.PILOT_VAL_ROWS, 1500 // 4)
     assert len(np.intersect1d(train, val)) == 0
     y_enc = np.searchsorted(clf.classes_, y)
+    # the first stage: the pool's first PILOT_ROWS rows, in memory order
+    train = np.sort(train[: _eta0_pilot.PILOT_ROWS])
     X_train, X_val = _eta0_pilot._used_columns(X[train], X[val])
     eta = clf.eta0_trials_[0, 0]
     # replay the first trial on the fitted estimator's counts and classes
@@ -249,6 +253,56 @@ def test_pilot_is_reproducible_and_kept(Est):
     # a float eta0 is used as given, without trials
     d = Est(eta0=0.01, max_iter=1, tol=None, random_state=0).fit(X, y)
     assert d.eta0_ == 0.01 and not hasattr(d, "eta0_trials_")
+
+
+def _small_stages(monkeypatch, rows=128):
+    monkeypatch.setattr(_eta0_pilot, "PILOT_ROWS", rows)
+    monkeypatch.setattr(_eta0_pilot, "PILOT_VAL_ROWS", 256)
+
+
+@pytest.mark.parametrize("Est", PILOTED)
+def test_pilot_stages_grow_and_only_lower_the_step(monkeypatch, Est):
+    """Stages of 128 and 512 rows (5,000 rows: an eighth is 625): stage 1
+    is the two-way walk; stage 2 starts at stage 1's best and tries only
+    smaller steps, walking down while the held-out loss falls; eta0_ is
+    stage 2's best."""
+    _small_stages(monkeypatch)
+    X, y = _data(5000)
+    assert _eta0_pilot.stage_sizes(4744, 5000) == [128, 512]
+    clf = Est(max_iter=1, tol=None, random_state=0).fit(X, y)
+    trials = clf.eta0_trials_
+    rows = trials[:, 2]
+    assert set(rows) == {128, 512} and np.all(np.diff(rows) >= 0)
+    first, second = trials[rows == 128], trials[rows == 512]
+    best1 = first[np.argmin(first[:, 1]), 0]
+    assert second[0, 0] == best1
+    assert np.all(second[1:, 0] < best1)
+    steps = np.log(second[:, 0] / best1) / np.log(_eta0_pilot.FACTOR)
+    assert_allclose(steps, -np.arange(len(second)), atol=1e-9)
+    # the walk went on only while the loss fell
+    assert np.all(np.diff(second[:-1, 1]) < 0)
+    if len(second) < _eta0_pilot.MAX_STEPS + 1:
+        assert len(second) == 1 or second[-1, 1] >= second[-2, 1]
+    assert clf.eta0_ == second[np.argmin(second[:, 1]), 0]
+
+
+def test_pilot_stages_respect_the_rows_and_memory_caps(monkeypatch):
+    _small_stages(monkeypatch)
+    assert _eta0_pilot.stage_sizes(100, 10**6) == [100]
+    assert _eta0_pilot.stage_sizes(10**6, 1100) == [128]
+    assert _eta0_pilot.stage_sizes(10**6, 10**6) == [
+        128,
+        512,
+        2048,
+        8192,
+        32768,
+    ]
+    X, y = _data(5000)
+    # 30 classes x 60 columns x 8 bytes: a later stage over 1,000 bytes
+    # is not run
+    monkeypatch.setattr(_eta0_pilot, "PILOT_MAX_BYTES", 1000)
+    clf = UMaxSoftmaxClassifier(max_iter=1, tol=None, random_state=0)
+    assert_array_equal(clf.fit(X, y).eta0_trials_[:, 2], 128)
 
 
 def test_pilot_reports_with_verbose(capsys):
