@@ -212,7 +212,7 @@ class AdaGradReplay(Replay):
         else:
             self.W, self.b, self.u, _, _, self.t = implicit_epoch_reference(
                 X, y, sw, self.W, self.b, self.u, self.rng, init_u=init_u,
-                raise_u=est.raise_u, **common,
+                raise_u=False, **common,  # raise_u is off under adagrad
             )  # fmt: skip
         self.epochs += 1
 
