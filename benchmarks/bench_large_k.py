@@ -976,7 +976,10 @@ def eta_config(eta0):
     return "defaults" if eta0 is None else f"eta0={eta0:.0e}"
 
 
-LONG_EVAL = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
+# dense enough between 10 and 50 epochs to place the crossing of
+# PyTorch's epoch-1 loss (an evaluation of the tokens task takes ~20 s)
+LONG_EVAL = (1, 2, 5, 10, 15, 20, 25, 30, 40, 50, 75, 100, 150, 200)
+LONG_EVAL += (300, 500, 1000, 2000, 5000)
 
 
 def long_config(epochs):

@@ -486,8 +486,15 @@ def scent_epoch_reference(
     fit_intercept=True,
     shuffle=True,
     warmup=0,
+    log_inv_q=None,
 ):
     """One epoch of Algorithm 26 (SCENT text) with dense NumPy arithmetic.
+
+    ``log_inv_q`` (-log q_k), with in-batch negatives: each negative j
+    weighted by (1 - q_y) / (|N_i| q_j), the importance weight of a draw
+    from the label frequencies q restricted to the classes other than y_i,
+    so that the sum over the negatives estimates sum_{j != y_i} e^{R_ij};
+    g_i = (1 + that) / K as with uniform negatives.
 
     Written from the algorithm, not from the kernel: the full score matrix
     of each minibatch, the negatives as explicit lists of classes, the nu
@@ -499,6 +506,7 @@ def scent_epoch_reference(
     W, b = W.astype(np.float64), b.astype(np.float64)
     nu, V, Vb = nu.copy(), V.astype(np.float64), Vb.astype(np.float64)
     n, K = X.shape[0], W.shape[0]
+    weighted = log_inv_q is not None and not uniform
     order = rng.permutation(n) if shuffle else np.arange(n)
     obj, wsum = 0.0, 0.0
     for start in range(0, n, batch_size):
@@ -516,14 +524,25 @@ def scent_epoch_reference(
             R = S[r, neg] - S[r, y[i]]
             rmax = R.max()
             mean_shifted = np.exp(R - rmax).mean()
-            if mode == "bsgd":
+            if weighted:
+                q = np.exp(-log_inv_q)
+                # per-draw weights of the estimate of sum_{j != y} e^{R_j}
+                cw = (1 - q[y[i]]) / (len(neg) * q[neg])
+                rest = (cw * np.exp(R)).sum()
+            if mode == "bsgd" and weighted:
+                loss = np.log1p(rest)
+                p = cw * np.exp(R - loss)
+            elif mode == "bsgd":
                 c = K - 1 if uniform else len(neg)
                 loss = np.logaddexp(
                     0.0, np.log(c) + rmax + np.log(mean_shifted)
                 )
                 p = c / len(neg) * np.exp(R - loss)
             else:
-                if uniform:  # g = (1 + (K-1) mean e^R) / K
+                if weighted:  # g = (1 + rest) / K
+                    log_g = np.log1p(rest) - np.log(K)
+                    c1 = cw / K
+                elif uniform:  # g = (1 + (K-1) mean e^R) / K
                     log_g = np.logaddexp(
                         -np.log(K),
                         np.log((K - 1) / K) + rmax + np.log(mean_shifted),
@@ -539,7 +558,7 @@ def scent_epoch_reference(
                     # the text: log(e^{-R_max} + a mean e^{R - R_max}) + R_max
                     # and log(1 + a e^nu) = nu + log(e^{-nu} + a)
                     a = alpha_nu
-                    if uniform:
+                    if uniform or weighted:
                         first = np.log(np.exp(-log_g) + a) + log_g
                     else:
                         first = np.log(np.exp(-rmax) + a * mean_shifted) + rmax
@@ -563,7 +582,7 @@ def scent_epoch_reference(
                     np.exp(log_g - new)
                     + new
                     - 1
-                    + (np.log(K) if uniform else 0)
+                    + (np.log(K) if uniform or weighted else 0)
                 )
                 p = c1 * np.exp(R - new)
             obj += sw[i] * loss
