@@ -62,6 +62,12 @@ def _sampled_ove_rule(X, y, m=5, batch=100):
     return min(batch, n) / (c * K / m)
 
 
+def _scent_rule(X, y, batch=128):
+    # 2 B / c, times sqrt(50 / rows per class) (rows per class >= 1)
+    c, _, K, n = _reference_parts(X, y)
+    return 2.0 * min(batch, n) / c * np.sqrt(50.0 / max(n / K, 1.0))
+
+
 CLOSED_FORM = [
     (UMaxSoftmaxClassifier, {}, _umax_rule),
     (
@@ -70,11 +76,7 @@ CLOSED_FORM = [
         lambda X, y: _umax_rule(X, y, sampler="frequency"),
     ),
     (ImplicitSGDClassifier, {}, lambda X, y: 1.0 / _reference_parts(X, y)[0]),
-    (
-        SCENTClassifier,
-        {},
-        lambda X, y: 2.0 * min(128, X.shape[0]) / _reference_parts(X, y)[0],
-    ),
+    (SCENTClassifier, {}, _scent_rule),
     (SampledSoftmaxClassifier, {}, _sampled_ove_rule),
     (
         SampledSoftmaxClassifier,
