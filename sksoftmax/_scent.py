@@ -137,9 +137,9 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         (bench_large_k.py, ten epochs, test log-loss; in brackets the grid
         1e-4..1e2's best): Bibtex (r = 31) 156.6, 2.629 (2.677 at 100);
         18,793 classes (r = 4.3) 53.5, 3.451 (3.524 at 100); 94,004
-        classes (r = 4.3) 81.4, 7.068 (7.492 at 100); the tokens task
-        (10,000 classes, r = 397) 18 (eta0 = 10: 2.298, 1: 2.343; 2 B / c
-        = 51: 2.651). The base 2 B / c: the step follows the minibatch
+        classes (r = 4.3) 81.4, 7.105 (7.492 at 100); the tokens task
+        (10,000 classes, r = 397) 18.2, 2.355 (2.298 at 10; 2 B / c = 51:
+        2.651). The base 2 B / c: the step follows the minibatch
         mean of the rows' gradients, whose coefficients on a row's
         classes are at most one, so with sparse
         rows a row's own scores move by about eta c / B per step: B / c
