@@ -111,32 +111,22 @@ def test_implicit_step_is_the_proximal_point(
         if raise_u and trial % 2:
             u0 = -u0
         eta = 10 ** rng.uniform(-2, 2)
-        coef, intercept, u = W0.copy(), b0.copy(), u0.copy()
-        wm = make_weight_matrix(coef, intercept)
         rng_k = RandomState(trial)
         ks = clone_rng(rng_k).sample_classes(K, y[0], m, m == 1)
-        kernel = implicit_epoch64 if dtype == np.float64 else implicit_epoch32
-        status, *_ = kernel(
-            make_dataset(X, np.array([s])),
-            wm,
+        coef, intercept, u = _implicit_step(
+            X,
             y,
-            u,
+            s,
+            W0,
+            b0,
+            u0,
             rng_k,
-            np.arange(1, dtype=np.intp),
             m,
-            False,
-            0,
             eta,
-            eta,
-            0.5,
-            0,
             alpha,
             fit_intercept,
-            False,
             raise_u=raise_u,
         )
-        assert status == 0
-        wm.fold_scale()
         u_start = u0
         if raise_u:
             scores = dense(X)[0].astype(float) @ W0.T.astype(float) / (
@@ -295,7 +285,21 @@ def test_partial_fit_once_equals_one_epoch_and_verbose(small, capsys):
     assert 1.0 <= b.n_evals_per_step_ < 20
 
 
-def _implicit_step(X, y, s, W, b, u, rng, m, eta, alpha, fit_intercept, table):
+def _implicit_step(
+    X,
+    y,
+    s,
+    W,
+    b,
+    u,
+    rng,
+    m,
+    eta,
+    alpha,
+    fit_intercept,
+    table=None,
+    raise_u=False,
+):
     """One kernel step on a one-row dataset; the new (W, b, u)."""
     coef, intercept, u_new = W.copy(), b.copy(), u.copy()
     wm = make_weight_matrix(coef, intercept)
@@ -318,6 +322,7 @@ def _implicit_step(X, y, s, W, b, u, rng, m, eta, alpha, fit_intercept, table):
         fit_intercept,
         False,
         table,
+        raise_u=raise_u,
     )
     assert status == 0
     wm.fold_scale()
