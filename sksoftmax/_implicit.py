@@ -63,9 +63,10 @@ class ImplicitSGDClassifier(
         ``_auto_eta0``). With at least 500 training rows a pilot then
         moves it by factors of 3 while two passes over 2,048 of the rows
         lower the exact log-loss of 512 held-out rows, then lowers it
-        while that holds on 4 times as many rows per stage (see
-        :class:`UMaxSoftmaxClassifier`). The value used is ``eta0_``, the
-        pilot's trials are in ``eta0_trials_``. With
+        while that holds on 4 times as many rows per stage, and the best
+        trial is multiplied by ``min(1, sqrt(50 / r))``, r the rows per
+        class (see :class:`UMaxSoftmaxClassifier`). The value used is
+        ``eta0_``, the pilot's trials are in ``eta0_trials_``. With
         ``learning_rate='adagrad'`` the rule is ``300 c`` (measured; the
         implicit step's moves grow only with log(eta0), see
         ``_auto_eta0_adagrad``), refined by the same pilot.

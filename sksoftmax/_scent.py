@@ -12,8 +12,6 @@ from ._sgd_schedule import SCHEDULES
 _STATUS_OVERFLOW, _STATUS_NONFINITE = 1, 2
 # codes of the kernel's `mode` (NU_SCENT, NU_SOX, NU_SGD, LOSS_BSGD)
 _MODES = {"scent": 0, "sox": 1, "sgd": 2}
-# eta0='auto': rows per class at which the step is 2 B / c (measured)
-ROWS_PER_CLASS_REF = 50.0
 _BSGD = 3
 
 
@@ -353,9 +351,8 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         """eta0='auto': 2 B / c times sqrt(50 / (rows per class)), rows
         per class at least 1 (see eta0)."""
         n_rows = max(self._row_norm_stats[2], 1.0)
-        per_class = max(n_rows / self.classes_.shape[0], 1.0)
-        horizon = np.sqrt(ROWS_PER_CLASS_REF / per_class)
-        return 2.0 * min(self.batch_size, n_rows) / curvature * horizon
+        batch = min(self.batch_size, n_rows)
+        return 2.0 * batch / curvature * self._horizon_factor()
 
     def _init_state(self, n_features, dtype):
         super()._init_state(n_features, dtype)

@@ -78,9 +78,16 @@ class UMaxSoftmaxClassifier(
         an eighth of the training rows, 131,072 rows and a 2 GiB trial
         matrix), only down while that lowers it, because the best step of
         a short run is too large for a long one (derivation and
-        measurements in ``sksoftmax/_eta0_pilot.py``). How concentrated the model's probabilities are,
-        which sets the right step (see ``_auto_eta0``), is known only by
-        training; over ten epochs the best eta0 of a grid lies between
+        measurements in ``sksoftmax/_eta0_pilot.py``). The stages see at
+        most 131,072 rows, so at many rows per class the best trial is
+        still too large for a whole epoch: it is multiplied by
+        ``min(1, sqrt(50 / r))``, r = n / K the rows per class (n the rows
+        of ``fit``, or of the ``partial_fit`` call that runs the pilot; the
+        best constant step of T steps scales as 1 / sqrt(T) and a class's
+        row moves about r times per epoch; derivation and measurements in
+        ``_pilot_step_factor``). How concentrated the model's
+        probabilities are, which sets the right step (see
+        ``_auto_eta0``), is known only by training; over ten epochs the best eta0 of a grid lies between
         0.04 and 0.6 times the rule's (K - 1) / m scale on the sets tried.
         The pilot costs a few passes over each stage's rows and an exact
         evaluation of 512 rows per trial, once per ``fit`` (warm starts and
@@ -205,8 +212,9 @@ class UMaxSoftmaxClassifier(
         Class intercepts (zeros if ``fit_intercept=False``).
     eta0_ : float
         The initial learning rate used: ``eta0``, or the value of 'auto'
-        (the pilot's choice, or the closed-form rule from the rows seen so
-        far when there were too few rows for a pilot).
+        (the pilot's best trial times ``min(1, sqrt(50 / r))``, or the
+        closed-form rule from the rows seen so far when there were too few
+        rows for a pilot).
     eta0_trials_ : ndarray of shape (n_trials, 3) or None
         With ``eta0='auto'``: the pilot's trials, rows of (eta0, held-out
         log-loss, rows of the trial's stage) in the order run; None when no pilot ran (fewer than 500

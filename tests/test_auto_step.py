@@ -57,6 +57,11 @@ def _umax_rule(X, y, m=5, sampler="uniform"):
     return 1.0 / (c * kappa)
 
 
+def _pilot_factor(n, K):
+    # what the pilot's best trial is multiplied by: min(1, sqrt(50 / r))
+    return min(1.0, np.sqrt(50.0 / max(n / K, 1.0)))
+
+
 def _sampled_ove_rule(X, y, m=5, batch=100):
     c, _, K, n = _reference_parts(X, y)
     return min(batch, n) / (c * K / m)
@@ -131,7 +136,7 @@ def test_pilot_search_follows_its_rule(Est):
     ratios = np.log(trials[:, 0] / rule) / np.log(_eta0_pilot.FACTOR)
     assert_allclose(ratios, np.round(ratios), atol=1e-9)
     best = int(np.argmin(trials[:, 1]))
-    assert clf.eta0_ == trials[best, 0]
+    assert_allclose(clf.eta0_, trials[best, 0] * _pilot_factor(1500, 30))
     # the walk stopped at a trial no better than the best, on each side
     # it explored (or after MAX_STEPS moves)
     j = np.round(ratios).astype(int)
@@ -157,7 +162,8 @@ def test_pilot_recovers_from_a_bad_rule(monkeypatch, Est, factor):
     X, y = _data(3000)
     X_test, y_test = X[2000:], y[2000:]
     X, y = X[:2000], y[:2000]
-    rule = Est(max_iter=1, tol=None, random_state=0).fit(X, y).eta0_
+    est = Est(max_iter=1, tol=None, random_state=0).fit(X, y)
+    rule = est.eta0_trials_[0, 0]  # the pilot starts at the rule
     _with_rule_scaled(monkeypatch, Est, factor)
     clf = Est(max_iter=5, tol=None, random_state=0).fit(X, y)
     start = clf.eta0_trials_[0, 0]
@@ -285,7 +291,36 @@ def test_pilot_stages_grow_and_only_lower_the_step(monkeypatch, Est):
     assert np.all(np.diff(second[:-1, 1]) < 0)
     if len(second) < _eta0_pilot.MAX_STEPS + 1:
         assert len(second) == 1 or second[-1, 1] >= second[-2, 1]
-    assert clf.eta0_ == second[np.argmin(second[:, 1]), 0]
+    best = second[np.argmin(second[:, 1]), 0]
+    # 5,000 rows of 30 classes: 167 rows per class, factor 0.55
+    assert_allclose(clf.eta0_, best * _pilot_factor(5000, 30))
+    assert clf.eta0_ < best
+
+
+@pytest.mark.parametrize("Est", PILOTED)
+@pytest.mark.parametrize("n_classes", [12, 60])
+def test_pilot_step_shrinks_with_rows_per_class(Est, n_classes):
+    """eta0_ is the best trial times min(1, sqrt(50 / r)), r the rows per
+    class of the fit (fit) or of the rows seen (the partial_fit call that
+    pilots): 1,500 rows of 12 classes (r = 125) shrink it by 0.63, of 60
+    classes (r = 25) not at all."""
+    X, y = make_softmax_classification(
+        n_samples=1500,
+        n_features=60,
+        n_classes=n_classes,
+        density=0.1,
+        class_exponent=0.5,
+        random_state=0,
+    )
+    K = len(np.unique(y))
+    clf = Est(max_iter=1, tol=None, random_state=0).fit(X, y)
+    trials = clf.eta0_trials_
+    best = trials[np.argmin(trials[:, 1]), 0]
+    assert_allclose(clf.eta0_, best * _pilot_factor(1500, K))
+    pf = Est(random_state=0).partial_fit(X[:1000], y[:1000], classes=y)
+    trials = pf.eta0_trials_
+    best = trials[np.argmin(trials[:, 1]), 0]
+    assert_allclose(pf.eta0_, best * _pilot_factor(1000, K))
 
 
 def test_pilot_stages_respect_the_rows_and_memory_caps(monkeypatch):
