@@ -21,6 +21,13 @@ cdef class RandomState:
     True
     """
 
+    def __cinit__(self):
+        # a generator made without __init__ (``__new__``, as skops and other
+        # state-dict loaders do) starts from seed 0's stream, never from the
+        # all-zero state, on which xoshiro returns zeros for ever and the
+        # bounded-integer draw would never end
+        rng_seed(&self.state, 0)
+
     def __init__(self, seed=0):
         rng_seed(&self.state, <uint64_t>(int(seed) & 0xFFFFFFFFFFFFFFFF))
 
@@ -34,6 +41,16 @@ cdef class RandomState:
     def __reduce__(self):
         return (_rebuild, (self.state.s0, self.state.s1, self.state.s2,
                            self.state.s3))
+
+    def __getstate__(self):
+        """The stream position, for state-dict persistence (skops): the four
+        64-bit words of the xoshiro256** state."""
+        return {"state": [int(self.state.s0), int(self.state.s1),
+                          int(self.state.s2), int(self.state.s3)]}
+
+    def __setstate__(self, state):
+        words = state.get("state") if isinstance(state, dict) else None
+        _set_state(self, _checked_words(words))
 
     def uniform(self, Py_ssize_t n):
         """n uniform draws in [0, 1)."""
@@ -102,12 +119,36 @@ cdef class RandomState:
         return out
 
 
+def _checked_words(words):
+    """Four integers in [0, 2**64), not all zero, or a ValueError."""
+    try:
+        words = [int(w) for w in words]
+    except (TypeError, ValueError):
+        words = None
+    if words is None or len(words) != 4:
+        raise ValueError(
+            "a RandomState's state is four 64-bit integers, got "
+            f"{words!r}")
+    if not all(0 <= w < 2**64 for w in words):
+        raise ValueError(
+            f"a RandomState's state words must be in [0, 2**64), got {words}")
+    if not any(words):
+        raise ValueError(
+            "the all-zero state is not a valid xoshiro256** state (it "
+            "returns zeros for ever); the saved model's generator was lost")
+    return words
+
+
+cdef _set_state(RandomState r, list words):
+    r.state.s0 = <uint64_t>words[0]
+    r.state.s1 = <uint64_t>words[1]
+    r.state.s2 = <uint64_t>words[2]
+    r.state.s3 = <uint64_t>words[3]
+
+
 def _rebuild(s0, s1, s2, s3):
     cdef RandomState r = RandomState.__new__(RandomState)
-    r.state.s0 = s0
-    r.state.s1 = s1
-    r.state.s2 = s2
-    r.state.s3 = s3
+    _set_state(r, _checked_words((s0, s1, s2, s3)))
     return r
 
 
@@ -242,8 +283,37 @@ cdef class AliasTable:
     def __reduce__(self):
         return (_rebuild_alias_table, (self.q, self.prob, self.alias))
 
+    def __getstate__(self):
+        """q and its table, for state-dict persistence (skops)."""
+        return {"q": self.q, "prob": self.prob, "alias": self.alias}
+
+    def __setstate__(self, state):
+        if not isinstance(state, dict):
+            raise ValueError(f"an AliasTable's state is a dict, got {state!r}")
+        _fill_alias_table(self, state.get("q"), state.get("prob"),
+                          state.get("alias"))
+
+
+cdef _fill_alias_table(AliasTable table, q, prob, alias):
+    """Set a table after checking what the kernels rely on: equal lengths,
+    q a distribution, prob in [0, 1], aliases in range (a kernel reads
+    ``alias[k]`` without bounds checks)."""
+    q = np.ascontiguousarray(q, dtype=np.float64)
+    prob = np.ascontiguousarray(prob, dtype=np.float64)
+    alias = np.ascontiguousarray(alias, dtype=np.intp)
+    n = q.shape[0] if q.ndim == 1 else -1
+    if (n < 1 or prob.shape != (n,) or alias.shape != (n,)
+            or not np.all(np.isfinite(q)) or np.any(q < 0)
+            or not abs(q.sum() - 1.0) < 1e-9
+            or np.any(~(prob >= 0)) or np.any(prob > 1)
+            or np.any(alias < 0) or np.any(alias >= n)):
+        raise ValueError(
+            "an AliasTable's state must be q (a distribution), prob in "
+            "[0, 1] and alias in [0, n_classes), all of one length")
+    table._set(q, prob, alias)
+
 
 def _rebuild_alias_table(q, prob, alias):
     cdef AliasTable table = AliasTable.__new__(AliasTable)
-    table._set(np.asarray(q), np.asarray(prob), np.asarray(alias))
+    _fill_alias_table(table, q, prob, alias)
     return table
