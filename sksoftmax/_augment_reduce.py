@@ -33,7 +33,9 @@ _COMMON_PARAMS_DOC = """
         |S|, the classes drawn per row and step, without replacement, from
         the K - 1 classes other than the row's label. 'auto' is the paper's
         Bibtex setting, 20, or K - 1 if smaller; an int larger than K - 1 is
-        reduced to K - 1 (then every class is used: the exact bound).
+        lowered to K - 1 with a UserWarning (the package's rule for
+        samplers without replacement; then every class is used: the exact
+        bound). The value used is ``n_sampled_classes_``.
     batch_size : int or 'auto', default='auto'
         |B|, the rows of one global step. 'auto' is the paper's Bibtex
         setting scaled to the data: a tenth of the rows, at most 488.
@@ -114,6 +116,8 @@ _COMMON_ATTRS_DOC = """
         One weight row per class (two for two classes), dtype of the data.
     intercept_ : ndarray of shape (n_classes,)
         Class biases (zeros if ``fit_intercept=False``).
+    n_sampled_classes_ : int
+        |S| as used: 'auto' resolved, an int above K - 1 lowered to it.
     n_iter_ : int
         Epochs run by the last ``fit`` (1 after ``partial_fit``).
     t_ : int
@@ -240,6 +244,13 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
         else:
             batch = self.batch_size
         return min(m, n_classes - 1), max(1, min(batch, n_samples))
+
+    def _distinct_draw_limit(self):
+        # distinct classes other than the row's label
+        return self.classes_.shape[0] - 1
+
+    def _n_sampled_used(self):
+        return self._sizes(1)[0]
 
     def _adaptive_state(self):
         size = self.coef_.shape[0] * (self.coef_.shape[1] + 1)

@@ -205,6 +205,7 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
 
         dataset = make_dataset(X, sample_weight)
         self._check_dataset(dataset)
+        self._check_n_sampled_classes()
         self._row_norm_stats = _row_norm_stats(dataset)
         self._set_eta0(X, y_enc, sample_weight, keep_pilot=warm)
         order = np.arange(X.shape[0], dtype=np.intp)
@@ -341,6 +342,7 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             self._start_at_prior(new)
         dataset = make_dataset(X, sample_weight)
         self._check_dataset(dataset)
+        self._check_n_sampled_classes()
         # 'auto' follows the rows seen so far, not the first batch alone
         stats = _row_norm_stats(dataset)
         if not first and hasattr(self, "_row_norm_stats"):
@@ -603,6 +605,45 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
 
     def _check_dataset(self, dataset):
         """Method-specific checks of the training rows (default: none)."""
+
+    def _distinct_draw_limit(self):
+        """The most classes one step can draw when ``n_sampled_classes``
+        counts distinct classes (drawn without replacement); None when it
+        counts draws with replacement, which any number can be."""
+        return None
+
+    def _n_sampled_used(self):
+        """``n_sampled_classes`` as the kernel uses it: at most the
+        distinct-draw limit."""
+        limit = self._distinct_draw_limit()
+        m = self.n_sampled_classes
+        return m if limit is None else min(m, limit)
+
+    def _check_n_sampled_classes(self):
+        """The package's one rule for ``n_sampled_classes``.
+
+        A sampler that draws with replacement takes any number. One that
+        draws distinct classes can draw at most the classes available (the
+        K - 1 other than a row's own, or all K for draws shared by a
+        minibatch): a larger int is lowered to that number, which uses
+        every class (the sampled sum becomes the exact one), with a
+        UserWarning, rather than a ValueError, so that a grid over
+        n_sampled_classes or a default of 5 on a three-class problem still
+        fits. The value used is ``n_sampled_classes_``.
+        """
+        if "n_sampled_classes" not in self.get_params(deep=False):
+            return
+        limit = self._distinct_draw_limit()
+        m = self.n_sampled_classes
+        if limit is not None and not isinstance(m, str) and m > limit:
+            warnings.warn(
+                f"{type(self).__name__}: n_sampled_classes={m} is more than "
+                f"the {limit} classes a step can draw without replacement "
+                f"here; using {limit} (every class: the sampled sum is "
+                "then exact).",
+                UserWarning,
+            )
+        self.n_sampled_classes_ = int(self._n_sampled_used())
 
     def _validation_split(self, y_enc, sample_weight):
         n_val = int(np.ceil(self.validation_fraction * y_enc.shape[0]))

@@ -38,8 +38,11 @@ class ImplicitSGDClassifier(
         App. E.1. m > 1 follows App. E.3: m distinct classes drawn without
         replacement (each term weighted (K-1)/m), and the step is the root
         of a one-dimensional strongly monotone equation in v_i = u_i + s_yi,
-        solved by safeguarded Newton steps. Must not exceed n_classes - 1
-        with the uniform sampler.
+        solved by safeguarded Newton steps. With the uniform sampler a
+        value above n_classes - 1 is lowered to n_classes - 1 (every other
+        class: the exact sum) with a UserWarning, the package's rule for
+        samplers without replacement; the value used is
+        ``n_sampled_classes_``.
     sampler : {'uniform', 'frequency'}, default='frequency'
         'uniform': the paper's sampler above. 'frequency': the m classes
         are drawn with replacement from all classes with probability q_k
@@ -144,8 +147,8 @@ early_stopping, validation_fraction, n_iter_no_change
 
     Attributes
     ----------
-    classes_, coef_, intercept_, eta0_, eta0_trials_, class_count_, \
-n_iter_, t_, loss_curve_, validation_loss_, n_features_in_, \
+    classes_, coef_, intercept_, n_sampled_classes_, eta0_, eta0_trials_, \
+class_count_, n_iter_, t_, loss_curve_, validation_loss_, n_features_in_, \
 feature_names_in_
         As in :class:`UMaxSoftmaxClassifier`; ``loss_curve_`` sums the
         sampled double-sum terms at the new iterates.
@@ -247,16 +250,13 @@ feature_names_in_
         self.raise_u = raise_u
         self.average = average
 
+    def _distinct_draw_limit(self):
+        # uniform draws are distinct classes other than the row's own
+        if self.sampler == "uniform":
+            return self.classes_.shape[0] - 1
+        return None
+
     def _check_dataset(self, dataset):
-        if (
-            self.sampler == "uniform"
-            and self.n_sampled_classes > self.classes_.shape[0] - 1
-        ):
-            raise ValueError(
-                f"n_sampled_classes={self.n_sampled_classes} exceeds the "
-                f"{self.classes_.shape[0] - 1} classes other than a row's "
-                "own (classes are drawn without replacement); lower it."
-            )
         if not self.fit_intercept:
             empty = np.flatnonzero(dataset.row_sq_norms == 0)
             if empty.size:
@@ -283,7 +283,7 @@ feature_names_in_
             u,
             self._rng,
             order,
-            self.n_sampled_classes,
+            self._n_sampled_used(),
             first_visit,
             self._schedule().code,
             eta_epoch,

@@ -44,9 +44,12 @@ class SampledSoftmaxClassifier(
         Rows n per step (the paper's n = 100); the step follows the mean of
         their gradients, all taken at the minibatch's starting weights.
     n_sampled_classes : int, default=5
-        Classes m drawn per minibatch (the paper's m = 5). When it is at
-        least the number of classes every class is used and the 'ove' and
-        'importance' losses are exact for that minibatch (uniform sampler).
+        Classes m drawn per minibatch (the paper's m = 5). With the uniform
+        sampler (distinct classes) at most the number of classes: a larger
+        value is lowered to it with a UserWarning (the package's rule for
+        samplers without replacement; the value used is
+        ``n_sampled_classes_``); every class is then used and the 'ove'
+        and 'importance' losses are exact for that minibatch.
     sampler : {'uniform', 'frequency'}, default='uniform'
         'uniform': m distinct classes drawn uniformly from all classes
         (the paper's setting). 'frequency': m classes drawn with
@@ -96,8 +99,8 @@ early_stopping, validation_fraction, n_iter_no_change
 
     Attributes
     ----------
-    classes_, coef_, intercept_, n_iter_, t_, n_features_in_, \
-feature_names_in_, validation_loss_
+    classes_, coef_, intercept_, n_sampled_classes_, n_iter_, t_, \
+n_features_in_, feature_names_in_, validation_loss_
         As in :class:`UMaxSoftmaxClassifier`.
     loss_curve_ : list of float
         Per epoch, the weighted mean of the sampled losses (each at its
@@ -203,6 +206,13 @@ feature_names_in_, validation_loss_
         self.n_iter_no_change = n_iter_no_change
         self.average = average
 
+    def _distinct_draw_limit(self):
+        # uniform: distinct classes from all K, shared by the minibatch;
+        # 'frequency': draws with replacement
+        if self.sampler == "uniform":
+            return self.classes_.shape[0]
+        return None
+
     def _run_epoch(
         self, dataset, weights, y_enc, row_state, order, eta_epoch, t, first
     ):
@@ -219,10 +229,7 @@ feature_names_in_, validation_loss_
             order,
             LOSSES[self.loss],
             self.batch_size,
-            # distinct classes (uniform) or draws with replacement
-            self.n_sampled_classes
-            if self.sampler == "frequency"
-            else min(self.n_sampled_classes, self.classes_.shape[0]),
+            self._n_sampled_used(),
             SCHEDULES[self.learning_rate].code,
             eta_epoch,
             self.eta0_,

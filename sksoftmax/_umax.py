@@ -37,7 +37,8 @@ class UMaxSoftmaxClassifier(
     ----------
     n_sampled_classes : int, default=5
         Classes m drawn with replacement per row and step (the paper's
-        m = 5), by ``sampler``.
+        m = 5), by ``sampler``; with replacement, any m is used as given
+        (even above n_classes - 1).
     delta : float or None, default=1.0
         U-max threshold; ``None`` turns the increase of ``u_i`` off, which is
         plain SGD on the double sum (the paper's "vanilla" baseline, known to
@@ -210,6 +211,10 @@ class UMaxSoftmaxClassifier(
         LogisticRegression's one), dtype of the training data.
     intercept_ : ndarray of shape (n_classes,)
         Class intercepts (zeros if ``fit_intercept=False``).
+    n_sampled_classes_ : int
+        The ``n_sampled_classes`` used (U-max draws with replacement: the
+        parameter itself; samplers without replacement lower it to the
+        classes they can draw, see :class:`ImplicitSGDClassifier`).
     eta0_ : float
         The initial learning rate used: ``eta0``, or the value of 'auto'
         (the pilot's best trial times ``min(1, sqrt(50 / r))``, or the
