@@ -13,6 +13,12 @@ split into panels of at most ``panel_width`` noise units, each integrated by
 Gauss-Legendre. The cost is O(K x grid) per row; the mass found,
 ``sum_k p_k``, is 1 up to the quadrature error, reported and normalised away.
 
+The scores are taken relative to each row's largest first (only their
+differences matter), so the grid keeps its resolution at any magnitude of
+the scores. A class whose own mass lies left of the grid (many noise
+units behind the top) gets a probability below TAIL of the row's, right
+in absolute terms, but its log-probability is then an underestimate.
+
 (Ruiz et al. used importance sampling with 1,000 draws from N(5, 25).)
 """
 
@@ -141,6 +147,16 @@ def noise_log_proba(
         out = np.empty((0, n_classes))
         return (out, np.empty(0)) if return_error else out
     log_pdf, log_cdf = NOISES[noise]
+    # p depends on the differences of the scores only: relative to each
+    # row's largest, the grid's t stays within about 60 noise units of 0,
+    # where its spacing is fine, whatever the scores' magnitude (at 1e17
+    # and beyond, t - psi_k in absolute terms rounded every node to the
+    # same point and the panels to width 0: NaN). A class far behind
+    # gets z = t - psi_k huge: log Phi(z) = 0, log phi(z) -> -inf, so its
+    # probability underflows to 0 and the top class gets exactly 1.
+    with np.errstate(over="ignore", invalid="ignore"):
+        psi = psi - psi.max(axis=1, keepdims=True)
+    psi[np.isnan(psi)] = -np.inf  # inf - inf: a gap beyond float range
     t_lo, t_hi = support(psi, noise)
     n_panels = max(1, int(np.ceil((t_hi - t_lo).max() / panel_width)))
     nodes, weights = np.polynomial.legendre.leggauss(n_nodes)

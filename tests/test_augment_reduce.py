@@ -1,5 +1,7 @@
 """Augment and reduce (Ruiz et al. 2018): kernels, bounds, quadrature, API."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -309,6 +311,88 @@ def test_probit_and_logistic_quadrature_error_and_monte_carlo(noise):
     wins = np.bincount(np.argmax(small + draw(size=(400000, 4)), 1), None, 4)
     assert_allclose(np.exp(noise_log_proba(small, noise))[0],
                     wins / 400000, atol=4e-3)
+
+
+def _mp_log_proba(psi, noise):
+    """log p_k of eq. 5 by mpmath at 30 digits (the high-precision
+    reference), integrating each class over its own breakpoints."""
+    mp = pytest.importorskip("mpmath")
+    mp.mp.dps = 30
+    if noise == "normal":
+        pdf, cdf = mp.npdf, mp.ncdf
+    else:
+
+        def cdf(z):
+            return 1 / (1 + mp.exp(-z))
+
+        def pdf(z):
+            return cdf(z) * (1 - cdf(z))
+
+    psi = [mp.mpf(float(v)) for v in psi]
+    out = []
+    for k, pk in enumerate(psi):
+
+        def f(t, k=k, pk=pk):
+            rest = [cdf(t - pj) for j, pj in enumerate(psi) if j != k]
+            return pdf(t - pk) * mp.fprod(rest)
+
+        cuts = sorted({min(psi) - 60, pk, (pk + max(psi)) / 2, max(psi)})
+        out.append(mp.log(mp.quad(f, [-mp.inf, *cuts, max(psi) + 60,
+                                      mp.inf])))
+    return np.array([float(v) for v in out])
+
+
+@pytest.mark.parametrize("noise", ["normal", "logistic"])
+def test_quadrature_matches_high_precision_reference(noise):
+    """Scores within a few noise units: log p to 1e-9 against mpmath,
+    at any offset of the scores (only their differences matter)."""
+    rng = np.random.default_rng(4)
+    # on a grid of 2^-10 so that psi + offset is exact
+    psi = np.round(rng.normal(0, 1.5, 5) * 1024) / 1024
+    ref = _mp_log_proba(psi, noise)
+    for offset in (0.0, 1e3, -2.5e5):
+        got = noise_log_proba((psi + offset)[None], noise)[0]
+        assert_allclose(got, ref, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("noise", ["normal", "logistic"])
+@pytest.mark.parametrize("gap", [1e2, 1e5, 1e17, 1e20, 1e100, 1e300])
+def test_quadrature_limits_at_huge_score_gaps(noise, gap):
+    """A class far ahead gets probability 1 and log-probability 0 exactly,
+    as the softmax does; the others the (underflowing) probabilities of
+    the high-precision reference; no NaN at any finite scores (before, gaps
+    from about 1e17 on gave NaN for every entry)."""
+    psi = np.array([[0.0, -gap, gap, 0.5 * gap], [gap, gap, gap, gap]])
+    log_p = noise_log_proba(psi, noise)
+    p = np.exp(log_p)
+    assert not np.any(np.isnan(log_p))
+    assert p[0, 2] == 1.0
+    if gap > 1e2:  # others below 1e-300: log p exactly 0, as log_softmax
+        assert log_p[0, 2] == 0.0
+    else:  # log p = -(the others' mass), about -1e-20 for logistic
+        assert -1e-15 < log_p[0, 2] <= 0.0
+    assert_allclose(p.sum(1), 1.0, atol=1e-15)
+    assert_allclose(p[1], 0.25, atol=1e-12)
+    if gap <= 1e2:  # the reference's own quadrature is reliable there
+        ref = np.exp(_mp_log_proba(psi[0], noise))
+        assert_allclose(p[0], ref, rtol=0, atol=1e-15)
+    else:  # every other class is below 1e-300: exactly 0 in float64
+        assert np.all(p[0, [0, 1, 3]] == 0.0)
+
+
+@pytest.mark.parametrize("Est", [ARProbitClassifier, ARLogisticClassifier])
+def test_probabilities_stay_finite_at_huge_inputs(Est):
+    """The reproducer of issue 15: 180 NaN at X * 1e20 before."""
+    rng = np.random.RandomState(0)
+    X, y = rng.randn(60, 6), np.arange(60) % 3
+    est = Est(max_iter=5, tol=None, random_state=0).fit(X, y)
+    for scale in (1e20, 1e300):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            p = est.predict_proba(X * scale)
+        assert np.all(np.isfinite(p))
+        assert_allclose(p.sum(1), 1.0, atol=1e-15)
+        assert_array_equal(est.classes_[p.argmax(1)], est.predict(X * scale))
 
 
 def test_quadrature_is_stable_for_extreme_scores():
