@@ -389,6 +389,10 @@ class ARSoftmaxClassifier(_BaseAugmentReduce):
 
 
 class _NoiseModelClassifier(_BaseAugmentReduce):
+    # the quadrature's cost per (row, class) term, in log-sum-exp units, for
+    # the runaway check's budget (BaseSoftmaxClassifier._warn_if_runaway)
+    _proba_cost = 64
+
     """Alg. 2 estimators: exact probabilities by quadrature of eq. 5."""
 
     _local_rate = 0.01

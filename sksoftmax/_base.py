@@ -135,6 +135,14 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         -------
         self : object
             Fitted estimator.
+
+        Warns
+        -----
+        ConvergenceWarning
+            When the fitted model's exact log-loss on (up to 256 of) its
+            training rows exceeds twice the class-prior model's plus one
+            nat: a runaway step size (see ``_warn_if_runaway``); also when
+            ``max_iter`` ends the fit before ``tol`` would.
         """
         X, y = validate_data(
             self,
@@ -244,6 +252,7 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             # coef_ is the kernel's own array: fold the lazy scale back once
             self._fold_weights(weights)
         self._row_state = row_state
+        self._warn_if_runaway(X, y_enc, sample_weight)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -363,6 +372,7 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         finally:
             self._fold_weights(weights)
         self.n_iter_ = 1
+        self._warn_if_runaway(X, y_enc, sample_weight)
         return self
 
     # ---------------------------------------------------------- the epoch
@@ -588,6 +598,74 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             return
         intercept = self._raw_weights()[1]
         intercept[classes] = np.log(self._prior_frequencies()[classes])
+
+    # Rows of the runaway check, and its budget of (row, class) terms: a
+    # method whose probabilities cost more per term (A&R's quadrature)
+    # raises _proba_cost and checks fewer rows.
+    RUNAWAY_ROWS = 256
+    RUNAWAY_TERMS = 2**24
+    _proba_cost = 1
+
+    def _warn_if_runaway(self, X, y_enc, sample_weight):
+        """ConvergenceWarning if the model just fitted is far worse than the
+        class prior on (a sample of) its own training rows.
+
+        A step size far too large does not always overflow: the five
+        estimators that took eta0 = 1e6 on a small problem returned
+        coef_ near 3e6 and log-losses of 1e5 to 1e6 without a word, and
+        Implicit SGD, whose step cannot overshoot, returned 12.2 against
+        the prior's 1.39. Each method's own running estimate cannot tell
+        (Implicit SGD's was 0.0 there), so this is the exact log-loss of up
+        to RUNAWAY_ROWS training rows of positive weight (evenly spaced,
+        no random draw; fewer at many classes, at most RUNAWAY_TERMS row x
+        class terms, at least 16 rows), against the class-prior model's
+        log-loss on the same rows. It warns when the model's exceeds the
+        prior's by more than the prior's own value plus one nat (twice the
+        prior plus one): a wide margin, which a model that learned anything
+        is far below, and which the runaway fits above were far above.
+        Cost: one exact evaluation of at most 256 rows per ``fit`` or
+        ``partial_fit`` call, on the columns those rows use.
+        """
+        rows = np.flatnonzero(sample_weight > 0)
+        if rows.size == 0:
+            return
+        n_classes = self.classes_.shape[0]
+        budget = self.RUNAWAY_TERMS // (n_classes * self._proba_cost)
+        n_rows = int(min(self.RUNAWAY_ROWS, max(16, budget)))
+        if rows.size > n_rows:
+            rows = rows[np.linspace(0, rows.size - 1, n_rows).astype(np.intp)]
+        X_rows, W = X[rows], self.coef_
+        if sp.issparse(X_rows):
+            used = np.unique(X_rows.indices)
+            X_rows, W = X_rows[:, used], W[:, used]
+        w = sample_weight[rows]
+        y_rows = y_enc[rows]
+        with np.errstate(all="ignore"):
+            scores = np.asarray(X_rows @ W.T, dtype=np.float64)
+            scores += self.intercept_
+            if np.all(np.isfinite(scores)):
+                logp = self._log_proba_block(scores)
+                nll = -logp[np.arange(rows.size), y_rows]
+                model = float(nll @ w / w.sum())
+            else:
+                model = np.inf
+        prior = float(-np.log(self._prior_frequencies()[y_rows]) @ w / w.sum())
+        if model <= 2.0 * prior + 1.0:
+            return
+        hint = (
+            "eta0='auto' chose it from the data, but these data want a "
+            "smaller one: set eta0"
+            if isinstance(self.eta0, str)
+            else "try eta0='auto', or an eta0"
+        )
+        warnings.warn(
+            f"{type(self).__name__}: on {rows.size} of its training rows the "
+            f"fitted model's log-loss is {model:.4g}, against {prior:.4g} "
+            "for the class-prior model: the step size is probably far too "
+            f"large (eta0_={self.eta0_:.3g}); {hint} 10 to 1000 times "
+            "smaller.",
+            ConvergenceWarning,
+        )
 
     def _prior_frequencies(self):
         """p_k = (c_k + w / K) / (C + w) of ``_start_at_prior``."""

@@ -1,0 +1,115 @@
+"""Runaway steps are reported: a fit whose model ends far worse than the
+class prior on its training rows warns (ConvergenceWarning naming eta0_),
+or raises DivergenceError naming eta0 where the numbers overflow."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.exceptions import ConvergenceWarning
+
+from sksoftmax import (
+    ARLogisticClassifier,
+    ARProbitClassifier,
+    ARSoftmaxClassifier,
+    ImplicitSGDClassifier,
+    SampledSoftmaxClassifier,
+    SCENTClassifier,
+    StochasticBoundClassifier,
+    UMaxSoftmaxClassifier,
+)
+from sksoftmax.exceptions import DivergenceError
+
+ALL = [
+    UMaxSoftmaxClassifier,
+    ImplicitSGDClassifier,
+    SampledSoftmaxClassifier,
+    SCENTClassifier,
+    ARSoftmaxClassifier,
+    ARProbitClassifier,
+    ARLogisticClassifier,
+    StochasticBoundClassifier,
+]
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(
+        n_samples=300,
+        n_features=8,
+        n_informative=5,
+        n_classes=4,
+        random_state=0,
+    )
+    return X, y
+
+
+def _runaway_warnings(record):
+    return [
+        w
+        for w in record
+        if issubclass(w.category, ConvergenceWarning)
+        and "class-prior model" in str(w.message)
+    ]
+
+
+@pytest.mark.parametrize("Est", ALL)
+@pytest.mark.parametrize("how", ["fit", "partial_fit"])
+def test_eta0_1e6_warns_or_raises_naming_eta0(data, Est, how):
+    """Before: five estimators returned coef_ near 3e6 without a word."""
+    X, y = data
+    est = Est(eta0=1e6, max_iter=5, tol=None, random_state=0)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        try:
+            if how == "fit":
+                est.fit(X, y)
+            else:
+                est.partial_fit(X, y, classes=np.unique(y))
+        except DivergenceError as exc:
+            assert "eta0" in str(exc)
+            return
+    found = _runaway_warnings(record)
+    assert len(found) == 1
+    message = str(found[0].message)
+    assert "eta0_=1e+06" in message and "smaller" in message
+
+
+@pytest.mark.parametrize("Est", ALL)
+def test_a_model_near_the_prior_does_not_warn(data, Est):
+    """A tiny step leaves the model at (or near) the class prior: far
+    below the threshold of twice the prior's log-loss plus one."""
+    X, y = data
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        Est(eta0=1e-8, max_iter=2, tol=None, random_state=0).fit(X, y)
+    assert not _runaway_warnings(record)
+
+
+def test_runaway_check_threshold_and_rows(data, monkeypatch):
+    """The check scores evenly spaced rows of positive weight and warns
+    when their exact log-loss exceeds twice the prior's plus one nat: with
+    the model's log-probabilities pinned to -L, L just below the threshold
+    does not warn and just above does."""
+    X, y = data
+    est = UMaxSoftmaxClassifier(eta0=1e-8, max_iter=1, tol=None).fit(X, y)
+    w = np.ones(len(y))
+    w[::3] = 0.0  # zero-weight rows are neither scored nor counted
+    rows = np.flatnonzero(w > 0)
+    assert rows.size < est.RUNAWAY_ROWS  # all of them are scored
+    prior = float(np.mean(-np.log(est._prior_frequencies()[y[rows]])))
+    threshold = 2.0 * prior + 1.0
+    seen = []
+    for L, warns in [(threshold - 1e-6, False), (threshold + 1e-6, True)]:
+
+        def pinned(scores, L=L):
+            seen.append(scores.shape)
+            return np.full(scores.shape, -L)
+
+        monkeypatch.setattr(est, "_log_proba_block", pinned)
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            est._warn_if_runaway(X, y, w)
+        assert len(_runaway_warnings(record)) == int(warns)
+    assert seen[0] == (rows.size, 4)
