@@ -372,7 +372,12 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         finally:
             self._fold_weights(weights)
         self.n_iter_ = 1
-        self._warn_if_runaway(X, y_enc, sample_weight)
+        # on calls 1, 2, 4, 8, ...: a stream of small batches at many
+        # classes pays the check's O(K) per scored row only O(log calls)
+        # times, and a runaway step shows in the first calls
+        calls = self._n_epochs
+        if calls & (calls - 1) == 0:
+            self._warn_if_runaway(X, y_enc, sample_weight)
         return self
 
     # ---------------------------------------------------------- the epoch
@@ -623,8 +628,9 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         prior's by more than the prior's own value plus one nat (twice the
         prior plus one): a wide margin, which a model that learned anything
         is far below, and which the runaway fits above were far above.
-        Cost: one exact evaluation of at most 256 rows per ``fit`` or
-        ``partial_fit`` call, on the columns those rows use.
+        Cost: one exact evaluation of at most 256 rows per ``fit`` call,
+        on the columns those rows use; ``partial_fit`` checks its calls
+        1, 2, 4, 8, ... only (counted by ``_n_epochs``).
         """
         rows = np.flatnonzero(sample_weight > 0)
         if rows.size == 0:

@@ -113,3 +113,17 @@ def test_runaway_check_threshold_and_rows(data, monkeypatch):
             est._warn_if_runaway(X, y, w)
         assert len(_runaway_warnings(record)) == int(warns)
     assert seen[0] == (rows.size, 4)
+
+
+def test_partial_fit_checks_calls_1_2_4_8(data, monkeypatch):
+    """A stream pays the check O(log calls) times, not on every batch."""
+    X, y = data
+    est = UMaxSoftmaxClassifier(random_state=0)
+    checked = []
+    monkeypatch.setattr(
+        est, "_warn_if_runaway", lambda *a: checked.append(est._n_epochs)
+    )
+    for call in range(10):
+        rows = slice(30 * call, 30 * call + 30)
+        est.partial_fit(X[rows], y[rows], classes=np.unique(y))
+    assert checked == [1, 2, 4, 8]
