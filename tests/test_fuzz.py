@@ -9,28 +9,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sksoftmax import (
-    ARLogisticClassifier,
-    ARProbitClassifier,
-    ARSoftmaxClassifier,
-    ImplicitSGDClassifier,
-    SampledSoftmaxClassifier,
-    SCENTClassifier,
-    StochasticBoundClassifier,
-    UMaxSoftmaxClassifier,
-)
 from sksoftmax.exceptions import DivergenceError
 
-ALL = [
-    UMaxSoftmaxClassifier,
-    ImplicitSGDClassifier,
-    SampledSoftmaxClassifier,
-    SCENTClassifier,
-    ARSoftmaxClassifier,
-    ARProbitClassifier,
-    ARLogisticClassifier,
-    StochasticBoundClassifier,
-]
+from _estimators import ALL_ESTIMATORS as ALL
 
 
 def _base(n=60, d=5, k=3, seed=0):

@@ -10,7 +10,6 @@ import joblib
 import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
-from sklearn.datasets import make_classification
 
 from sksoftmax import (
     ARLogisticClassifier,
@@ -23,6 +22,8 @@ from sksoftmax import (
     UMaxSoftmaxClassifier,
 )
 from sksoftmax._random import AliasTable, RandomState, _rebuild
+
+from _estimators import four_class_problem
 
 ESTIMATORS = [
     UMaxSoftmaxClassifier(random_state=0),
@@ -56,14 +57,7 @@ def _skops(est):
 
 @pytest.fixture(scope="module")
 def data():
-    X, y = make_classification(
-        n_samples=300,
-        n_features=8,
-        n_informative=5,
-        n_classes=4,
-        random_state=0,
-    )
-    return X, y
+    return four_class_problem()
 
 
 @pytest.mark.parametrize("round_trip", [_pickle, _joblib, _skops])

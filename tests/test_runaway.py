@@ -6,43 +6,17 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning
 
-from sksoftmax import (
-    ARLogisticClassifier,
-    ARProbitClassifier,
-    ARSoftmaxClassifier,
-    ImplicitSGDClassifier,
-    SampledSoftmaxClassifier,
-    SCENTClassifier,
-    StochasticBoundClassifier,
-    UMaxSoftmaxClassifier,
-)
+from sksoftmax import UMaxSoftmaxClassifier
 from sksoftmax.exceptions import DivergenceError
 
-ALL = [
-    UMaxSoftmaxClassifier,
-    ImplicitSGDClassifier,
-    SampledSoftmaxClassifier,
-    SCENTClassifier,
-    ARSoftmaxClassifier,
-    ARProbitClassifier,
-    ARLogisticClassifier,
-    StochasticBoundClassifier,
-]
+from _estimators import ALL_ESTIMATORS as ALL, four_class_problem
 
 
 @pytest.fixture(scope="module")
 def data():
-    X, y = make_classification(
-        n_samples=300,
-        n_features=8,
-        n_informative=5,
-        n_classes=4,
-        random_state=0,
-    )
-    return X, y
+    return four_class_problem()
 
 
 def _runaway_warnings(record):
