@@ -48,6 +48,7 @@ from scipy.special import logsumexp
 from sklearn.datasets import load_digits
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
+from sklearn.preprocessing import StandardScaler
 
 from sksoftmax import StochasticBoundClassifier, UMaxSoftmaxClassifier
 from sksoftmax.datasets import load_bibtex
@@ -85,11 +86,21 @@ def sgd_one_pass(X, y, alpha, eta, seed=0):
     return objective(W, b, X, y, alpha)
 
 
-def digits_table(alphas, target_alpha, seeds=3):
+def digits_table(alphas, target_alpha, seeds=3, scaling="x16"):
+    """One-pass SBM against LBFGS on digits, scaled by ``scaling``: 'x16'
+    (X / 16, features in [0, 1]) or 'standard' (StandardScaler: unit
+    variance, row norms about sqrt(64) = 8 instead of about 3.6)."""
     X, y = load_digits(return_X_y=True)
-    X = X / 16.0
+    if scaling == "x16":
+        X, label = X / 16.0, "X/16"
+    else:
+        X, label = StandardScaler().fit_transform(X), "standardized"
     n = len(y)
-    print(f"== digits: {n} rows, {X.shape[1]} features, 10 classes, X/16")
+    rms = np.sqrt(np.mean((X**2).sum(axis=1)))
+    print(
+        f"== digits: {n} rows, {X.shape[1]} features, 10 classes, {label} "
+        f"(rms row norm {rms:.2f})"
+    )
     print(
         f"{'alpha':>7} {'lbfgs':>8} {'SBM 1 pass':>11} {'ratio':>7} "
         f"{'Alg.2 eta=1/t':>14} {'ratio':>7} {'SGD best':>9} "
@@ -103,11 +114,12 @@ def digits_table(alphas, target_alpha, seeds=3):
         for seed in range(seeds):
             start = time.perf_counter()
             clf = StochasticBoundClassifier(
-                alpha=alpha, max_iter=1, tol=None, random_state=seed
+                rank=None, alpha=alpha, max_iter=1, tol=None, random_state=seed
             ).fit(X, y)
             secs.append(time.perf_counter() - start)
             sbm.append(clf.loss_curve_[0])
             clf = StochasticBoundClassifier(
+                rank=None,
                 alpha=alpha,
                 update="paper",
                 eta0=1.0 / n,
@@ -341,11 +353,36 @@ def refusal():
     )
     y = np.arange(n) % K
     try:
-        StochasticBoundClassifier().fit(X, y)
+        StochasticBoundClassifier(rank=None).fit(X, y)
     except ValueError as exc:
         print(f"\n== full rank on {K} classes x {D} features:\n{exc}")
         return "rank=" in str(exc) and "GiB" in str(exc)
     return False
+
+
+def auto_rank_run():
+    """rank='auto' on a problem whose full rank would take about 25 min
+    per epoch (d = 50 * 201; the issue-15 report: 11 min 39 s before it was
+    stopped): the rank chosen and the fit's seconds, default settings."""
+    from sklearn.model_selection import train_test_split
+
+    from sksoftmax.datasets import make_softmax_classification
+
+    X, y = make_softmax_classification(
+        2500, 200, 50, density=0.05, random_state=0
+    )[:2]
+    X, Xt, y, yt = train_test_split(X, y, test_size=500, random_state=0)
+    prior = np.bincount(y, minlength=50) / len(y)
+    start = time.process_time()
+    clf = StochasticBoundClassifier(random_state=0, verbose=1).fit(X, y)
+    seconds = time.process_time() - start
+    print(
+        f"rank='auto': rank_={clf.rank_}, update {clf._update()!r}, "
+        f"eta0_={clf.eta0_:.3g}, {clf.n_iter_} epochs in {seconds:.1f} CPU "
+        f"s; test log-loss {clf.log_loss(Xt, yt):.4f} (class prior "
+        f"{-np.mean(np.log(np.maximum(prior[yt], 1e-12))):.4f})"
+    )
+    return clf.rank_, seconds
 
 
 def main():
@@ -364,9 +401,19 @@ def main():
     if args.target_alpha not in alphas:
         alphas.append(args.target_alpha)
     ratio = digits_table(alphas, args.target_alpha)
+    # the one-pass quality depends on the feature scaling (issue 15)
+    digits_table([0.1, args.target_alpha], args.target_alpha,
+                 scaling="standard")
+    auto_rank, auto_seconds = auto_rank_run()
     if args.limits:
         limits_table([0.1, 0.01, 0.003])
     checks = [
+        (
+            "rank='auto' takes a low rank where the full rank would "
+            "exceed its budget",
+            auto_rank is not None,
+            f"rank_={auto_rank}, {auto_seconds:.1f} CPU s",
+        ),
         (
             f"digits alpha={args.target_alpha:g}: SBM one pass / lbfgs "
             "<= 1.01",

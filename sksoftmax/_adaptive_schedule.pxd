@@ -9,6 +9,11 @@ from libc.math cimport sqrt
 # needs no work at all (u unchanged, step 0); one with gradient g takes
 #     u <- u + 0.1 g^2 / f,   step = rho g / (1 + sqrt(f u)),
 # or u = g^2 / f at its first nonzero gradient (u < 0 marks "never").
+#
+# The same code is AdaGrad (Duchi, Hazan & Singer 2011), s_t = s_{t-1} +
+# g_t^2 and step rho g / (1 + sqrt(s_t)), when the caller passes w_new = 1
+# (the weight of the new g^2, 0.1 above), f = 1 and never rebases: u is
+# then s itself.
 
 cdef enum:
     # 0.9^-512 = e^54: f and 1/f stay far from overflow
@@ -16,12 +21,13 @@ cdef enum:
 
 
 cdef inline double adaptive_step(double* u, double g, double rho, double f,
-                                 double inv_f) noexcept nogil:
-    """Update one coordinate's u with gradient g; return its step."""
+                                 double inv_f, double w_new) noexcept nogil:
+    """Update one coordinate's u with gradient g (weight w_new for g^2);
+    return its step."""
     cdef double gg = g * g * inv_f
     if g == 0.0:
         return 0.0
-    u[0] = u[0] + 0.1 * gg if u[0] >= 0.0 else gg
+    u[0] = u[0] + w_new * gg if u[0] >= 0.0 else gg
     return rho * g / (1.0 + sqrt(f * u[0]))
 
 
@@ -29,8 +35,10 @@ cdef inline double adaptive_step(double* u, double g, double rho, double f,
 # loops are compiled, and vectorised, on their own rather than inlined)
 cdef double adaptive_sweep64(double* w, double* u, double* g, Py_ssize_t n,
                              double rho, double f, double inv_f,
-                             double inv_scale, bint track) noexcept nogil
+                             double inv_scale, bint track,
+                             double w_new) noexcept nogil
 cdef double adaptive_sweep32(float* w, double* u, double* g, Py_ssize_t n,
                              double rho, double f, double inv_f,
-                             double inv_scale, bint track) noexcept nogil
+                             double inv_scale, bint track,
+                             double w_new) noexcept nogil
 cdef void adaptive_rebase(double* u, Py_ssize_t n) noexcept nogil

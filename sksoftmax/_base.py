@@ -174,6 +174,7 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         )
         self.classes_ = classes
         if not warm:
+            self._plan(X.shape[0], X.shape[1])
             self._init_state(X.shape[1], X.dtype)
             self._rng = RandomState.from_random_state(self.random_state)
         else:
@@ -320,6 +321,7 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             allow_all_zero_weights=True,
         )
         if first:
+            self._plan(X.shape[0], X.shape[1])
             self._init_state(X.shape[1], X.dtype)
             self._rng = RandomState.from_random_state(self.random_state)
             self.t_ = 0
@@ -576,6 +578,10 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         return ""
 
     # -------------------------------------------------------- state helpers
+    def _plan(self, n_samples, n_features):
+        """Choose the form of the state before ``_init_state`` allocates it
+        (a hook: the bound method sizes its curvature here)."""
+
     def _init_state(self, n_features, dtype):
         n_classes = self.classes_.shape[0]
         # Written, not calloc'ed: lazily mapped zero pages would fault one by

@@ -1,6 +1,7 @@
 """Stochastic bound majorization (Choromanska & Jebara 2013)."""
 
 import os
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -34,6 +35,40 @@ def _available_memory():
 
 def _gib(n_bytes):
     return f"{n_bytes / 2**30:,.1f} GiB"
+
+
+# rank='auto' keeps the full rank only within this budget, estimated before
+# anything is allocated: M and the two d x d temporaries of the per-epoch
+# re-weighting, and one epoch over the rows of the call
+FULL_RANK_MAX_BYTES = 2**30
+FULL_RANK_MAX_SECONDS = 60.0
+# Seconds per unit of work, measured with the package's kernels on the
+# 2-core machines of its CI (one BLAS thread): the full rank's row costs
+# K d^2 (the rank-K update of M; 0.08-0.15 ns per unit measured at d = 610
+# to 8,442), the low rank's n_directions (k + 1)^2 d (basis update and
+# Woodbury solve; 0.6-1.0 ns per unit at d = 610 to 8,442, k = 10).
+SECONDS_PER_FULL_UNIT = 1.5e-10
+SECONDS_PER_LOW_RANK_UNIT = 1.0e-9
+# the rank of rank='auto' beyond the budget, and its step (update='paper',
+# eta = AUTO_LOW_RANK_ETA / n: "a few tens over n" on digits and Bibtex)
+AUTO_RANK = 10
+AUTO_LOW_RANK_ETA = 30.0
+
+
+def full_rank_cost(n_samples, n_classes, d):
+    """(bytes, seconds per epoch) of the full-rank form, estimated."""
+    return 3 * 8 * d * d, n_samples * n_classes * d * d * SECONDS_PER_FULL_UNIT
+
+
+def low_rank_seconds(n_samples, rank, n_directions, d):
+    """Seconds per epoch of the low-rank form, estimated."""
+    return (
+        n_samples
+        * n_directions
+        * (rank + 1) ** 2
+        * d
+        * (SECONDS_PER_LOW_RANK_UNIT)
+    )
 
 
 class StochasticBoundClassifier(BaseSoftmaxClassifier):
@@ -86,8 +121,15 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
 
     Parameters
     ----------
-    rank : int or None, default=None
+    rank : int, None or 'auto', default='auto'
         None: full rank, the dense M (Alg. 2). k: the low-rank form above.
+        'auto': full rank when its cost, estimated before anything is
+        allocated, is within 1 GiB (M and its per-epoch temporaries, 24 d^2
+        bytes) and about a minute per epoch (n K d^2 at 0.15 ns, measured
+        on 2-core machines; n the rows of the ``fit`` or of the first
+        ``partial_fit`` call); otherwise rank 10. An explicit
+        ``rank=None`` beyond that budget raises a ValueError with the
+        estimate. The rank used is ``rank_``.
     n_directions : int, default=1
         With ``rank=k``: how many of a row's K rank-one terms (the largest)
         enter the basis as directions (step 2); the others are bounded by
@@ -98,17 +140,25 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         ``C = 1 / (alpha * n_samples)``). Must be positive: M starts as
         ``I / alpha`` (Alg. 2's M = I / lambda).
     eta0 : float or 'auto', default='auto'
-        Step size eta of ``theta -= eta * phi``. With the default
+        Step size eta of ``theta -= eta * phi``. With
         ``update='surrogate'`` eta = 1 moves theta to the minimiser of the
         accumulated bounds; with ``update='paper'`` the paper's choice is
         ``1 / n_samples`` (its eta = 1/t). 'auto' takes these two values
         (n_samples: the rows of the fit, or seen so far by
-        ``partial_fit``); the value used is ``eta0_``.
+        ``partial_fit``), and ``30 / n_samples`` for the paper's update at
+        low rank, whose bound is looser (the step bench_bound.py uses; a
+        few tens over n_samples was best on digits and Bibtex); the value
+        used is ``eta0_``.
     batch_size : int, default=1
         Rows whose bounds are accumulated between two steps of theta (the
         paper's m; it always uses m = 1).
-    update : {'surrogate', 'paper'}, default='surrogate'
-        'paper': Alg. 2 as printed: mu sums the rows' gradients
+    update : {'auto', 'surrogate', 'paper'}, default='auto'
+        'auto': 'surrogate' at full rank, 'paper' at low rank (where the
+        surrogate's loose diagonal bounds barely move theta: on
+        ``make_softmax_classification(2500, 200, 50, density=0.05)``, rank
+        10, test log-loss 3.28 after ten epochs against the prior's 3.92;
+        'paper' with eta = 30/n, the defaults, 0.18 in 9 CPU s). 'paper':
+        Alg. 2 as printed: mu sums the rows' gradients
         g_i - f_i(y_i) + alpha theta (each at the theta of its visit),
         phi = M mu and ``theta -= eta phi`` after every row. 'surrogate':
         each row's bound is kept anchored where it was built, mu sums
@@ -143,7 +193,8 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
     warm_start : bool, default=False
         Continue ``fit`` from the previous coefficients, M and mu.
     verbose : int, default=0
-        Print one line per epoch.
+        Print the form chosen with its estimated memory and time per
+        epoch, then one line per epoch.
     early_stopping : bool, default=False
         Hold out a stratified ``validation_fraction`` of the rows and stop on
         their exact log-loss.
@@ -160,6 +211,8 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         One weight row per class, dtype of the training data.
     intercept_ : ndarray of shape (n_classes,)
         Class intercepts (zeros if ``fit_intercept=False``).
+    rank_ : int or None
+        The rank used: ``rank``, or what 'auto' chose (None: full rank).
     n_iter_ : int
         Epochs run by the last ``fit`` (1 after ``partial_fit``).
     t_ : int
@@ -194,6 +247,18 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
     drops when theta moves within the pass), which makes ``theta - phi``
     the minimiser of a sum of upper bounds of the visited rows' losses.
 
+    Feature scaling matters: the bound's curvature grows with the row
+    norms, and so does the gap of one pass to the optimum. On digits one
+    pass ends at 1.01x / 1.075x LogisticRegression's objective at
+    alpha = 0.1 / 0.01 with X / 16 (rms row norm 3.9) but 1.08x / 1.43x
+    after StandardScaler (rms row norm 7.8; ``benchmarks/bench_bound.py``,
+    three seeds). Prefer scalings that keep row norms moderate
+    (MaxAbsScaler, Normalizer).
+
+    Size: full rank costs 24 d^2 bytes and O(K d^2) per row, so it suits
+    d = K (D + 1) up to a few thousand; ``rank='auto'`` keeps it within
+    1 GiB and about a minute per epoch and takes rank 10 beyond.
+
     References
     ----------
     A. Choromanska, T. Jebara, "Stochastic Bound Majorization",
@@ -213,22 +278,26 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
 
     _parameter_constraints: dict = {
         **BaseSoftmaxClassifier._parameter_constraints,
-        "rank": [Interval(Integral, 1, None, closed="left"), None],
+        "rank": [
+            Interval(Integral, 1, None, closed="left"),
+            None,
+            StrOptions({"auto"}),
+        ],
         "n_directions": [Interval(Integral, 1, None, closed="left")],
         "alpha": [Interval(Real, 0, None, closed="neither")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "update": [StrOptions({"surrogate", "paper"})],
+        "update": [StrOptions({"auto", "surrogate", "paper"})],
     }
 
     def __init__(
         self,
-        rank=None,
+        rank="auto",
         *,
         n_directions=1,
         alpha=1e-4,
         eta0="auto",
         batch_size=1,
-        update="surrogate",
+        update="auto",
         learning_rate="constant",
         decay=0.9,
         power_t=0.5,
@@ -272,21 +341,84 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         d_plus = n_features + int(self.fit_intercept)
         return np.full(self.classes_.shape[0] * d_plus, float(self.alpha))
 
+    def _update(self):
+        """The update used: 'auto' is 'surrogate' at full rank, else
+        'paper' (see update)."""
+        if self.update != "auto":
+            return self.update
+        return "surrogate" if self.rank_ is None else "paper"
+
+    def _plan(self, n_samples, n_features):
+        """Set ``rank_`` from ``rank`` and the estimated cost (see rank)."""
+        n_classes = self.classes_.shape[0]
+        d = n_classes * (n_features + int(self.fit_intercept))
+        need, seconds = full_rank_cost(n_samples, n_classes, d)
+        within = need <= FULL_RANK_MAX_BYTES and (
+            seconds <= FULL_RANK_MAX_SECONDS
+        )
+        if self.rank == "auto":
+            self.rank_ = None if within else AUTO_RANK
+        elif self.rank is None and not within:
+            raise ValueError(
+                "StochasticBoundClassifier(rank=None) over d = n_classes * "
+                f"(n_features + {int(self.fit_intercept)}) = {d:,} "
+                f"parameters needs an estimated {_gib(need)} for M and "
+                f"about {seconds:,.0f} s per epoch of {n_samples:,} rows "
+                f"(O(n_classes d^2) per row), beyond the full rank's budget "
+                f"of {_gib(FULL_RANK_MAX_BYTES)} and "
+                f"{FULL_RANK_MAX_SECONDS:.0f} s. Use rank='auto' or a low "
+                f"rank, e.g. rank={AUTO_RANK} (O(rank * d) memory, about "
+                f"{low_rank_seconds(n_samples, AUTO_RANK, 1, d):,.1f} s per "
+                "epoch)."
+            )
+        else:
+            self.rank_ = self.rank
+        if self.rank_ is not None:
+            low = low_rank_seconds(n_samples, self.rank_, self.n_directions, d)
+            if low > FULL_RANK_MAX_SECONDS:
+                warnings.warn(
+                    f"StochasticBoundClassifier(rank={self.rank_}) over d = "
+                    f"{d:,} parameters: an estimated {low:,.0f} s per epoch "
+                    f"of {n_samples:,} rows (O(rank^2 d) per row). The bound "
+                    "method suits problems with few classes x features; "
+                    "the stochastic estimators (UMaxSoftmaxClassifier, "
+                    "SCENTClassifier) cost O(nnz) per row.",
+                    UserWarning,
+                    stacklevel=4,
+                )
+        if self.verbose:
+            if self.rank_ is None:
+                form = f"full rank, M {_gib(8 * d * d)}, estimated"
+                seconds_used = seconds
+            else:
+                seconds_used = low_rank_seconds(
+                    n_samples, self.rank_, self.n_directions, d
+                )
+                form = (
+                    f"rank {self.rank_} (full rank: {_gib(need)}, "
+                    f"{seconds:,.0f} s per epoch), estimated"
+                )
+            print(
+                f"StochasticBoundClassifier: d = {d:,} parameters, {form} "
+                f"{seconds_used:,.3g} s per epoch of {n_samples:,} rows, "
+                f"update='{self._update()}'"
+            )
+
     def _init_state(self, n_features, dtype):
         d = self._n_params(n_features)
         available = _available_memory()
-        if self.rank is not None:
-            need = 8 * d * (2 * self.rank + 6)
+        if self.rank_ is not None:
+            need = 8 * d * (2 * self.rank_ + 6)
             if need > available:
                 raise ValueError(
-                    f"StochasticBoundClassifier(rank={self.rank}) needs "
+                    f"StochasticBoundClassifier(rank={self.rank_}) needs "
                     f"{_gib(need)} for V and its work arrays over d = "
                     f"{d:,} parameters, more than the {_gib(available)} "
                     "of memory available; lower rank."
                 )
             super()._init_state(n_features, dtype)
-            self._V = np.zeros((self.rank, d))
-            self._sig = np.zeros(self.rank)
+            self._V = np.zeros((self.rank_, d))
+            self._sig = np.zeros(self.rank_)
             self._Dg = self._prior(n_features)
             self._n_used = 0
             self._mu = np.zeros(d)
@@ -310,7 +442,7 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
     def _reweight(self, keep):
         """Scale the accumulated bounds by ``keep``, the prior unchanged."""
         prior = self._prior(self.coef_.shape[1])
-        if self.rank is None:
+        if self.rank_ is None:
             sigma = np.linalg.inv(self._M)
             sigma *= keep
             sigma[np.diag_indices_from(sigma)] += (1.0 - keep) * prior
@@ -319,7 +451,7 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         else:
             self._sig *= keep
             self._Dg = prior + keep * (self._Dg - prior)
-        if self.update == "surrogate" and self.fit_intercept:
+        if self._update() == "surrogate" and self.fit_intercept:
             # the intercepts' proximal term is not a bound: not re-weighted
             d_plus = self.coef_.shape[1] + 1
             ib = np.arange(self.classes_.shape[0]) * d_plus + d_plus - 1
@@ -337,7 +469,7 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
             self._reweight((epoch - 1) / epoch)
         total = float(dataset.weights.sum())
         common = dict(
-            surrogate=self.update == "surrogate",
+            surrogate=self._update() == "surrogate",
             row_scale=1.0 / (epoch * total),
             alpha=float(self.alpha),
             alpha_b=float(self.alpha),
@@ -354,7 +486,7 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         # one BLAS thread: a rank-K update per row is too small to share,
         # and threads waiting on a busy machine cost 10x (measured)
         with threadpool_limits(limits=1, user_api="blas"):
-            if self.rank is None:
+            if self.rank_ is None:
                 kernel = sbm_full_epoch64 if f64 else sbm_full_epoch32
                 status, obj_sum, weight_sum, t, row, value = kernel(
                     dataset,
@@ -390,7 +522,7 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         return obj_sum, weight_sum, t
 
     def _divergence_hint(self):
-        if self.update == "paper":
+        if self._update() == "paper":
             return ", or use update='surrogate'"
         return ""
 
@@ -403,7 +535,7 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         one pass is 1 / n_samples. Row norms do not enter: M already holds
         the curvature of the bounds.
         """
-        if self.update == "surrogate":
+        if self._update() == "surrogate":
             return 1.0
-        return 1.0 / max(self._row_norm_stats[2], 1.0)
-
+        scale = 1.0 if self.rank_ is None else AUTO_LOW_RANK_ETA
+        return scale / max(self._row_norm_stats[2], 1.0)

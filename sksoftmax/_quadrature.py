@@ -50,11 +50,28 @@ def _logistic_log_pdf(z):
     return -np.logaddexp(0.0, -z) - np.logaddexp(0.0, z)
 
 
-# name -> (log phi, log Phi)
+# log(phi / Phi)(z) given lc = log Phi(z), without a second transcendental
+# where the noise allows: Gumbel phi / Phi = e^-z; logistic phi / Phi =
+# sigma(-z) = sigma(z) e^-z, so log(phi / Phi) = log Phi - z (one
+# logaddexp per grid point and class instead of three: issue 15 measured
+# logistic probabilities 4-5x slower than probit's)
+def _gumbel_log_ratio(z, lc):
+    return -z
+
+
+def _normal_log_ratio(z, lc):
+    return _normal_log_pdf(z) - lc
+
+
+def _logistic_log_ratio(z, lc):
+    return lc - z
+
+
+# name -> (log phi, log Phi, log(phi / Phi) given log Phi)
 NOISES = {
-    "gumbel": (_gumbel_log_pdf, _gumbel_log_cdf),
-    "normal": (_normal_log_pdf, log_ndtr),
-    "logistic": (_logistic_log_pdf, _logistic_log_cdf),
+    "gumbel": (_gumbel_log_pdf, _gumbel_log_cdf, _gumbel_log_ratio),
+    "normal": (_normal_log_pdf, log_ndtr, _normal_log_ratio),
+    "logistic": (_logistic_log_pdf, _logistic_log_cdf, _logistic_log_ratio),
 }
 
 
@@ -146,7 +163,7 @@ def noise_log_proba(
     if n == 0:
         out = np.empty((0, n_classes))
         return (out, np.empty(0)) if return_error else out
-    log_pdf, log_cdf = NOISES[noise]
+    _, log_cdf, log_ratio = NOISES[noise]
     # p depends on the differences of the scores only: relative to each
     # row's largest, the grid's t stays within about 60 noise units of 0,
     # where its spacing is fine, whatever the scores' magnitude (at 1e17
@@ -170,7 +187,7 @@ def noise_log_proba(
         lc = log_cdf(z)
         log_f = lc.sum(axis=2)  # log F on the grid
         # the integrand of class k: (phi / Phi)(t - psi_k) F(t) dt
-        lc = log_pdf(z) - lc + (log_f + log_w)[:, :, None]
+        lc = log_ratio(z, lc) + (log_f + log_w)[:, :, None]
         del z
         log_p = logsumexp(lc, axis=1)
     del lc

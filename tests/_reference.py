@@ -705,8 +705,12 @@ def ar_epoch_reference(
     W, b = W.astype(np.float64), b.astype(np.float64)
     local = local.copy()
     n, K, D = X.shape[0], W.shape[0], X.shape[1]
-    if adapt is not None:
+    adagrad = schedule == "adagrad"
+    if adapt is not None and not adagrad:
         s_last, last = ar_adapt_to_s(adapt, n_steps)
+    elif adapt is not None:
+        # AdaGrad's state is s itself (-1: no gradient yet)
+        s_last = np.where(adapt < 0, np.nan, adapt)
     ratio = (K - 1) / m
     order = rng.permutation(n) if shuffle else np.arange(n)
     obj, wsum = 0.0, 0.0
@@ -762,6 +766,23 @@ def ar_epoch_reference(
             for k, c in zip(np.concatenate([[y[i]], ks[r]]), coefs[r]):
                 grad[k, :D] += sw[i] * c * X[i]
                 grad[k, D] += sw[i] * c
+        if adagrad:
+            # Duchi et al.'s sum on the minibatch's summed gradient, rho_0
+            # constant, the penalty at the rate rho_0
+            W = max(0.0, 1 - eta0 * alpha * sum_s / nb) * W
+            if not fit_intercept:
+                grad[:, D] = 0.0
+            for k, f in zip(*np.nonzero(grad)):
+                idx = k * (D + 1) + f
+                g = grad[k, f]
+                sv = g * g if np.isnan(s_last[idx]) else s_last[idx] + g * g
+                s_last[idx] = sv
+                step = eta0 * g / (1 + np.sqrt(sv))
+                if f == D:
+                    b[k] -= step
+                else:
+                    W[k, f] -= step
+            continue
         if schedule != "adaptive":
             eta = eta0 / t**power_t if schedule == "invscaling" else eta_epoch
             W = (
@@ -796,7 +817,9 @@ def ar_epoch_reference(
                 b[k] -= step
             else:
                 W[k, f] -= step
-    if adapt is not None:
+    if adapt is not None and adagrad:
+        adapt = np.where(np.isnan(s_last), -1.0, s_last)
+    elif adapt is not None:
         adapt = ar_s_to_adapt(s_last, last, n_steps)
     return W, b, local, adapt, obj, wsum, t, n_steps
 

@@ -14,7 +14,6 @@ from sklearn.base import clone
 from sklearn.utils._param_validation import InvalidParameterError
 
 from sksoftmax import (
-    ARSoftmaxClassifier,
     ImplicitSGDClassifier,
     SampledSoftmaxClassifier,
     SCENTClassifier,
@@ -339,7 +338,6 @@ def test_switching_schedules_on_warm_start(kind):
     [
         SampledSoftmaxClassifier(),
         SCENTClassifier(),
-        ARSoftmaxClassifier(),
         StochasticBoundClassifier(),
     ],
     ids=lambda e: type(e).__name__,

@@ -1,5 +1,6 @@
 """Augment and reduce (Ruiz et al. 2018): kernels, bounds, quadrature, API."""
 
+import pickle
 import warnings
 
 import numpy as np
@@ -37,7 +38,9 @@ from _reference import (
 )
 
 MODELS = {"softmax": 0, "probit": 1, "logistic": 2}
-SCHEDULE_CODES = {"constant": 0, "invscaling": 2, "adaptive": 3}
+SCHEDULE_CODES = {
+    "constant": 0, "invscaling": 2, "adaptive": 3, "adagrad": 4
+}
 RTOL = {np.float64: 1e-9, np.float32: 2e-4}
 ESTIMATORS = [ARSoftmaxClassifier, ARProbitClassifier, ARLogisticClassifier]
 
@@ -102,6 +105,11 @@ def test_log_ndtr_and_its_derivative_in_the_far_tail():
         ("adaptive", 0.0, True, False, 10, 0),
         ("adaptive", 0.05, False, True, 10, 509),
         ("adaptive", 0.0, True, True, 400, 509),
+        # AdaGrad: whole-row sweeps and touched lists, with the penalty;
+        # no rebasing (n0 = 509 crosses step 512)
+        ("adagrad", 0.0, True, True, 10, 0),
+        ("adagrad", 0.05, False, False, 10, 509),
+        ("adagrad", 0.0, True, True, 400, 509),
     ],
 )
 def test_ar_epoch_matches_reference(
@@ -149,7 +157,7 @@ def test_ar_epoch_matches_reference(
         assert_allclose(intercept, b, rtol=tol, atol=tol)
         assert_allclose(local_k, local, rtol=tol, atol=tol)
         assert_allclose(obj, obj_ref, rtol=tol)
-        if schedule == "adaptive":
+        if schedule in ("adaptive", "adagrad"):
             assert_allclose(adapt_k, adapt, rtol=tol * 10, atol=tol)
         if alpha > 0:  # ||W||^2 is tracked for the penalty only
             assert_allclose(wm.sq_norm, (W**2).sum(), rtol=tol * 10)
@@ -535,3 +543,33 @@ def test_auto_sizes_follow_the_paper():
     assert clf._sizes(10**6) == (2, 488)
     clf.set_params(n_sampled_classes=500, batch_size=10**6)
     assert clf._sizes(100) == (2, 100)
+
+
+def test_auto_learning_rate_is_adagrad_for_softmax_only(problem):
+    X, y, _, _ = problem
+    kw = dict(max_iter=2, random_state=0)
+    for Est, rate in [(ARSoftmaxClassifier, "adagrad"),
+                      (ARProbitClassifier, "adaptive")]:
+        auto = Est(**kw).fit(X, y)
+        explicit = Est(learning_rate=rate, **kw).fit(X, y)
+        assert auto.learning_rate == "auto"  # stored as given
+        assert_array_equal(auto.coef_, explicit.coef_)
+        assert auto.eta0_ == explicit.eta0_
+    # the two schedules do differ
+    adagrad = ARSoftmaxClassifier(**kw).fit(X, y)
+    adaptive = ARSoftmaxClassifier(learning_rate="adaptive", **kw).fit(X, y)
+    assert not np.allclose(adagrad.coef_, adaptive.coef_)
+
+
+def test_warm_start_switching_schedule_starts_a_fresh_state(problem):
+    # 'adaptive' keeps s / 0.9^phase, 'adagrad' s itself: a warm start that
+    # switches must not read one as the other
+    X, y, _, _ = problem
+    a = ARSoftmaxClassifier(learning_rate="adaptive", max_iter=2,
+                            random_state=0, warm_start=True).fit(X, y)
+    b = pickle.loads(pickle.dumps(a))
+    del b._adapt  # what a fresh state means
+    a.set_params(learning_rate="adagrad").fit(X, y)
+    b.set_params(learning_rate="adagrad").fit(X, y)
+    assert_array_equal(a.coef_, b.coef_)
+    assert a._adapt_schedule == "adagrad"

@@ -95,7 +95,18 @@ CLOSED_FORM = [
         {"learning_rate": "constant"},
         lambda X, y: 1.0 / _reference_parts(X, y)[0],
     ),
-    (StochasticBoundClassifier, {"rank": 3}, lambda X, y: 1.0),
+    (
+        StochasticBoundClassifier,
+        {"rank": 3, "update": "surrogate"},
+        lambda X, y: 1.0,
+    ),
+    # update='auto' at low rank: the paper's update at 30 / n
+    (StochasticBoundClassifier, {"rank": 3}, lambda X, y: 30.0 / len(y)),
+    (
+        StochasticBoundClassifier,
+        {"rank": None, "update": "paper"},
+        lambda X, y: 1.0 / len(y),
+    ),
 ]
 
 

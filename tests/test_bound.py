@@ -11,7 +11,7 @@ from _reference import (
     sbm_lowrank_epoch_reference,
     softmax_objective,
 )
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import logsumexp
 from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
@@ -368,11 +368,72 @@ def test_full_rank_refuses_an_M_larger_than_memory():
         (np.ones(n), (np.arange(n), np.arange(n) % D)), shape=(n, D)
     )
     y = np.arange(n) % K
-    clf = StochasticBoundClassifier()
-    with pytest.raises(ValueError, match=r"8 d\^2 = .* GiB.*rank=") as exc:
+    clf = StochasticBoundClassifier(rank=None)
+    with pytest.raises(
+        ValueError, match=r"GiB for M.*rank='auto'.*rank=10"
+    ) as exc:
         clf.fit(X, y)
     assert "60,003,000 parameters" in str(exc.value)
     assert not hasattr(clf, "_M")
+
+
+def _wide_problem(n, D, K, seed=0):
+    X = sp.random(n, D, density=0.05, random_state=seed, format="csr")
+    return X, np.arange(n) % K
+
+
+def test_rank_auto_keeps_full_rank_within_the_budget(problem):
+    X, y = problem
+    kw = dict(max_iter=2, tol=None, random_state=0)
+    auto = StochasticBoundClassifier(**kw).fit(X, y)
+    full = StochasticBoundClassifier(rank=None, update="surrogate", **kw).fit(
+        X, y
+    )
+    assert auto.rank == "auto" and auto.update == "auto"
+    assert auto.rank_ is None and auto._update() == "surrogate"
+    assert_array_equal(auto.coef_, full.coef_)
+
+
+def test_rank_auto_goes_low_rank_beyond_the_budget(capsys):
+    # d = 100 * 201 = 20,100: M would take 24 d^2 = 9.7 GB
+    X, y = _wide_problem(100, 200, 100)
+    clf = StochasticBoundClassifier(
+        max_iter=1, tol=None, random_state=0, verbose=1
+    ).fit(X, y)
+    assert clf.rank_ == 10 and clf._update() == "paper"
+    assert not hasattr(clf, "_M") and clf._V.shape == (10, 20100)
+    assert clf.eta0_ == pytest.approx(30.0 / 100)
+    first = capsys.readouterr().out.splitlines()[0]
+    assert "d = 20,100 parameters, rank 10" in first
+    assert "s per epoch of 100 rows" in first
+    # an explicit update and eta0 are kept
+    clf = StochasticBoundClassifier(
+        max_iter=1, tol=None, update="surrogate", random_state=0
+    ).fit(X, y)
+    assert clf.rank_ == 10 and clf._update() == "surrogate"
+    assert clf.eta0_ == 1.0
+
+
+def test_rank_none_refuses_beyond_the_time_budget():
+    # d = 30 * 200 = 6,000: M fits in 1 GiB (864 MB with its temporaries)
+    # but 400 rows cost 400 * 30 * d^2 units, about 65 s, before anything
+    # is allocated
+    X, y = _wide_problem(400, 199, 30)
+    clf = StochasticBoundClassifier(rank=None)
+    with pytest.raises(
+        ValueError,
+        match=r"about 6\d s per epoch of 400 " r"rows.*Use rank='auto'",
+    ):
+        clf.fit(X, y)
+    assert not hasattr(clf, "_M") and not hasattr(clf, "coef_")
+
+
+def test_a_low_rank_beyond_the_time_budget_warns():
+    # d = 100 * 2,001: 20,000 rows at rank 50 cost about 10,000 s an epoch
+    clf = StochasticBoundClassifier(rank=50)
+    clf.classes_ = np.arange(100)
+    with pytest.warns(UserWarning, match=r"s per epoch of 20,000 rows"):
+        clf._plan(20000, 2000)
 
 
 def test_rejects_bad_parameters_and_reports_divergence(problem):
