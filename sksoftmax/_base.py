@@ -8,6 +8,7 @@ A method supplies only its per-epoch Cython kernel through
 """
 
 import time
+import uuid
 import warnings
 from numbers import Integral, Real
 
@@ -196,6 +197,7 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         self.class_count_ = np.bincount(
             y_enc, weights=sample_weight, minlength=classes.shape[0]
         )
+        self._class_count_version = self._next_count_version()
         self._max_row_weight = float(sample_weight.max(initial=0.0))
         if not warm and self.fit_intercept:
             self._start_at_prior(np.arange(classes.shape[0]))
@@ -306,12 +308,20 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"classes must hold at least 2 classes; got {self.classes_!r}."
             )
-        unknown = np.setdiff1d(np.unique(y), self.classes_)
-        if unknown.size:
+        # O(n log K) against the sorted classes_, no pass over all classes
+        # (np.setdiff1d sorted all K of them on every call: 0.02 s of a
+        # 0.023 s call of 100 rows at K = 100,000, measured)
+        n_classes = self.classes_.shape[0]
+        y_enc = np.searchsorted(self.classes_, y)
+        known = y_enc < n_classes
+        known[known] = self.classes_[y_enc[known]] == y[known]
+        if not known.all():
+            unknown = np.unique(y[~known])
             raise ValueError(
                 f"y contains labels not in classes {self.classes_!r}: "
                 f"{unknown[:10]!r}."
             )
+        y_enc = y_enc.astype(np.intp, copy=False)
         sample_weight = _check_sample_weight(
             sample_weight,
             X,
@@ -334,13 +344,14 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             X = X.astype(self.coef_.dtype)
         if not np.any(sample_weight > 0):
             return self
-        y_enc = np.searchsorted(self.classes_, y).astype(np.intp)
         # classes first seen in this batch start at their prior (all of
-        # them on the first call); classes trained before keep their state
-        before = self.class_count_
-        self.class_count_ = before + np.bincount(
-            y_enc, weights=sample_weight, minlength=self.classes_.shape[0]
-        )
+        # them on the first call); classes trained before keep their state.
+        # The counts grow in place, O(n) (see ClassSamplerMixin's
+        # _class_sampler for when the sampler's table follows them)
+        unseen = self.class_count_[y_enc] == 0
+        np.add.at(self.class_count_, y_enc, sample_weight)
+        if first:
+            self._class_count_version = self._next_count_version()
         self._max_row_weight = max(
             self._max_row_weight, float(sample_weight.max())
         )
@@ -348,7 +359,7 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             new = (
                 np.arange(self.classes_.shape[0])
                 if first
-                else np.flatnonzero((before == 0) & (self.class_count_ > 0))
+                else np.unique(y_enc[unseen & (self.class_count_[y_enc] > 0)])
             )
             self._start_at_prior(new)
         dataset = make_dataset(X, sample_weight)
@@ -578,6 +589,14 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         return ""
 
     # -------------------------------------------------------- state helpers
+    @staticmethod
+    def _next_count_version():
+        """A random 122-bit number for each change of ``class_count_``:
+        the class sampler rebuilds its table when it changes. Random, not
+        a counter, so that it cannot repeat across estimators nor across
+        processes (an unpickled cache must not match a later change)."""
+        return uuid.uuid4().int
+
     def _plan(self, n_samples, n_features):
         """Choose the form of the state before ``_init_state`` allocates it
         (a hook: the bound method sizes its curvature here)."""
@@ -608,7 +627,7 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         if classes.size == 0 or self.class_count_.sum() <= 0:
             return
         intercept = self._raw_weights()[1]
-        intercept[classes] = np.log(self._prior_frequencies()[classes])
+        intercept[classes] = np.log(self._prior_frequencies(classes))
 
     # Rows of the runaway check, and its budget of (row, class) terms: a
     # method whose probabilities cost more per term (A&R's quadrature)
@@ -679,11 +698,13 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             ConvergenceWarning,
         )
 
-    def _prior_frequencies(self):
-        """p_k = (c_k + w / K) / (C + w) of ``_start_at_prior``."""
+    def _prior_frequencies(self, classes=None):
+        """p_k = (c_k + w / K) / (C + w) of ``_start_at_prior``, for
+        ``classes`` (indices; None: all), O(len(classes)) beyond the sum."""
         counts = self.class_count_
         pseudo = self._max_row_weight
-        return (counts + pseudo / counts.shape[0]) / (counts.sum() + pseudo)
+        chosen = counts if classes is None else counts[classes]
+        return (chosen + pseudo / counts.shape[0]) / (counts.sum() + pseudo)
 
     def _adopt_dtype(self, dtype):
         # a warm start keeps the previous solution but the dtype of the data

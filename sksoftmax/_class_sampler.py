@@ -45,19 +45,33 @@ class ClassSamplerMixin:
     def _class_sampler(self):
         """The alias table of q, or None for the uniform sampler.
 
-        Built when ``class_count_`` or ``sampler_power`` changed since the
-        last call, else reused: the base class replaces ``class_count_``
-        by a new array whenever the counts change (once per ``fit``, once
-        per ``partial_fit`` call), so the table is rebuilt at most once
-        per call whatever the number of epochs. The cache keeps a
-        reference to the counts it was built from, so the identity test
-        cannot be fooled by a recycled ``id``.
+        Rebuilt (O(K)) when ``class_count_`` was replaced (each ``fit`` and
+        the first ``partial_fit`` call give it a new
+        ``_class_count_version``), when ``sampler_power`` changed, or when
+        the counts, which ``partial_fit`` grows in place, have doubled in
+        total weight since the table was built; otherwise reused.
+        Unbiasedness does not need q to follow every call: the kernels
+        weight each draw by 1 / (m q_k) with the q of the table they draw
+        from, so any q > 0 gives an unbiased estimate, and a q that lags
+        the counts by at most a factor 2 in total weight costs only some
+        variance. Rebuilding on doubling makes a stream of b-row batches
+        pay O(K) about log2(n / b) times instead of on every call (at
+        100,000 classes and 100-row batches the rebuild was most of
+        Implicit SGD's per-call time: 2 ms of 4).
         """
         if self.sampler == "uniform":
             return None
         cache = getattr(self, "_sampler_cache", None)
-        counts, power = self.class_count_, float(self.sampler_power)
-        if cache is None or cache[0] is not counts or cache[1] != power:
-            table = AliasTable(frequency_weights(counts, power))
-            cache = self._sampler_cache = (counts, power, table)
+        version = getattr(self, "_class_count_version", None)
+        power = float(self.sampler_power)
+        total = float(self.class_count_.sum())
+        if (
+            cache is None
+            or version is None
+            or cache[0] != version
+            or cache[1] != power
+            or total > 2.0 * cache[3]
+        ):
+            table = AliasTable(frequency_weights(self.class_count_, power))
+            cache = self._sampler_cache = (version, power, table, total)
         return cache[2]

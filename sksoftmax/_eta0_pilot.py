@@ -207,6 +207,7 @@ def _trial(estimator, eta, X_train, y_train, w_train, X_val, y_val, w_val):
     trial._init_state(X_train.shape[1], X_train.dtype)
     trial._rng = RandomState.from_random_state(estimator.random_state)
     trial.class_count_ = estimator.class_count_
+    trial._class_count_version = estimator._class_count_version
     trial._max_row_weight = estimator._max_row_weight
     if trial.fit_intercept:
         trial._start_at_prior(np.arange(trial.classes_.shape[0]))

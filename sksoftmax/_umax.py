@@ -274,8 +274,10 @@ class UMaxSoftmaxClassifier(
     of classes other than y_i, that never exceeds u_i's optimum
     ``log(1 + sum_{k != y_i} e^{d_k})``, while a sum over the draws, with
     the frequent classes drawn repeatedly, could. q is rebuilt from
-    ``class_count_`` once per ``fit`` and once per ``partial_fit`` call
-    (an O(K) alias table; each draw is then O(1)).
+    ``class_count_`` once per ``fit`` and, in a stream of ``partial_fit``
+    calls, whenever the counts have doubled (an O(K) alias table; each
+    draw is then O(1); the weights use the table's own q, so a lagging q
+    stays unbiased).
 
     References
     ----------

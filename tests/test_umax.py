@@ -1,5 +1,6 @@
 """UMaxSoftmaxClassifier: the estimator contract and the fitted model."""
 
+import pickle
 import re
 import warnings
 
@@ -489,7 +490,7 @@ SAMPLING_ESTIMATORS = [
 
 
 @pytest.mark.parametrize("make", SAMPLING_ESTIMATORS)
-def test_frequency_table_is_built_once_per_call(skewed, monkeypatch, make):
+def test_frequency_table_follows_the_counts(skewed, monkeypatch, make):
     X, y = skewed
     built = []
 
@@ -497,33 +498,54 @@ def test_frequency_table_is_built_once_per_call(skewed, monkeypatch, make):
         built.append(weights)
         return AliasTable(weights)
 
+    def matches_counts(weights, power=1.0):
+        q = (clf.class_count_ + 1) ** power
+        assert_allclose(weights / weights.sum(), q / q.sum())
+
     monkeypatch.setattr(_class_sampler, "AliasTable", counting_table)
     clf = make(sampler="frequency", max_iter=4, tol=None, random_state=0)
     clf.fit(X, y)
     assert len(built) == 1  # four epochs, one table
-    assert_allclose(
-        built[0] / built[0].sum(),
-        (clf.class_count_ + 1) / (clf.class_count_ + 1).sum(),
-    )
-    clf.partial_fit(X[:100], y[:100])  # new counts: a new table
-    assert len(built) == 2
-    assert_allclose(
-        built[1] / built[1].sum(),
-        (clf.class_count_ + 1) / (clf.class_count_ + 1).sum(),
-    )
-    assert clf.class_count_.sum() == len(y) + 100
+    matches_counts(built[0])
+    # partial_fit grows the counts in place; the table is rebuilt only
+    # once they have doubled in total weight (any q stays unbiased: the
+    # weights use the table's own q)
+    n = len(y)
+    clf.partial_fit(X[:100], y[:100])
+    assert len(built) == 1
     clf.partial_fit(X[:100], y[:100], sample_weight=np.zeros(100))
-    assert len(built) == 2  # nothing ran
+    assert len(built) == 1 and clf.class_count_.sum() == n + 100
+    rows = 100
+    while rows <= n:
+        clf.partial_fit(X[:100], y[:100])
+        rows += 100
+    assert len(built) == 2  # n + rows > 2 n: rebuilt once
+    matches_counts(built[1])
     clf.set_params(sampler_power=0.5)
     clf.partial_fit(X[:100], y[:100])
     assert len(built) == 3
-    assert_allclose(
-        built[2] / built[2].sum(),
-        np.sqrt(clf.class_count_ + 1) / np.sqrt(clf.class_count_ + 1).sum(),
-    )
+    matches_counts(built[2], 0.5)
     clf.set_params(sampler="uniform")
     clf.partial_fit(X[:100], y[:100])
     assert len(built) == 3
+    # a fresh fit replaces the counts: a new table, whatever their total
+    clf.set_params(sampler="frequency", sampler_power=1.0).fit(X, y)
+    assert len(built) == 4
+    matches_counts(built[3])
+    # a loaded model's table is its own, and follows the same rule
+    loaded = pickle.loads(pickle.dumps(clf))
+    loaded.partial_fit(X, y)
+    assert len(built) == 4
+    loaded.partial_fit(X[:100], y[:100])
+    assert len(built) == 5
+    assert_allclose(
+        built[4] / built[4].sum(),
+        (loaded.class_count_ + 1) / (loaded.class_count_ + 1).sum(),
+    )
+    # the first partial_fit call of a new model builds from its counts
+    fresh = make(sampler="frequency", random_state=0)
+    fresh.partial_fit(X[:50], y[:50], classes=np.unique(y))
+    assert len(built) == 6
 
 
 @pytest.mark.parametrize("make", SAMPLING_ESTIMATORS)
