@@ -62,13 +62,8 @@ def full_rank_cost(n_samples, n_classes, d):
 
 def low_rank_seconds(n_samples, rank, n_directions, d):
     """Seconds per epoch of the low-rank form, estimated."""
-    return (
-        n_samples
-        * n_directions
-        * (rank + 1) ** 2
-        * d
-        * (SECONDS_PER_LOW_RANK_UNIT)
-    )
+    units = n_samples * n_directions * (rank + 1) ** 2 * d
+    return units * SECONDS_PER_LOW_RANK_UNIT
 
 
 class StochasticBoundClassifier(BaseSoftmaxClassifier):
