@@ -368,6 +368,7 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
             )
         else:
             self.rank_ = self.rank
+        low = None
         if self.rank_ is not None:
             low = low_rank_seconds(n_samples, self.rank_, self.n_directions, d)
             if low > FULL_RANK_MAX_SECONDS:
@@ -386,9 +387,7 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
                 form = f"full rank, M {_gib(8 * d * d)}, estimated"
                 seconds_used = seconds
             else:
-                seconds_used = low_rank_seconds(
-                    n_samples, self.rank_, self.n_directions, d
-                )
+                seconds_used = low
                 form = (
                     f"rank {self.rank_} (full rank: {_gib(need)}, "
                     f"{seconds:,.0f} s per epoch), estimated"

@@ -34,20 +34,12 @@ def _gumbel_log_cdf(z):
     return -np.exp(-z)
 
 
-def _gumbel_log_pdf(z):
-    return -z - np.exp(-z)
-
-
 def _normal_log_pdf(z):
     return -0.5 * z * z - _LOG_SQRT_2PI
 
 
 def _logistic_log_cdf(z):
     return -np.logaddexp(0.0, -z)
-
-
-def _logistic_log_pdf(z):
-    return -np.logaddexp(0.0, -z) - np.logaddexp(0.0, z)
 
 
 # log(phi / Phi)(z) given lc = log Phi(z), without a second transcendental
@@ -67,11 +59,11 @@ def _logistic_log_ratio(z, lc):
     return lc - z
 
 
-# name -> (log phi, log Phi, log(phi / Phi) given log Phi)
+# name -> (log Phi, log(phi / Phi) given log Phi)
 NOISES = {
-    "gumbel": (_gumbel_log_pdf, _gumbel_log_cdf, _gumbel_log_ratio),
-    "normal": (_normal_log_pdf, log_ndtr, _normal_log_ratio),
-    "logistic": (_logistic_log_pdf, _logistic_log_cdf, _logistic_log_ratio),
+    "gumbel": (_gumbel_log_cdf, _gumbel_log_ratio),
+    "normal": (log_ndtr, _normal_log_ratio),
+    "logistic": (_logistic_log_cdf, _logistic_log_ratio),
 }
 
 
@@ -104,7 +96,7 @@ def support(psi, noise):
     -------
     t_lo, t_hi : ndarrays of shape (n_rows,)
     """
-    log_cdf = NOISES[noise][1]
+    log_cdf = NOISES[noise][0]
     top = psi.max(axis=1)
     # F(t) <= Phi(t - max psi) bounds the left end; 1 - F(t) <= K (1 -
     # Phi(t - max psi)) the right one (all three noises have tails at most
@@ -163,7 +155,7 @@ def noise_log_proba(
     if n == 0:
         out = np.empty((0, n_classes))
         return (out, np.empty(0)) if return_error else out
-    _, log_cdf, log_ratio = NOISES[noise]
+    log_cdf, log_ratio = NOISES[noise]
     # p depends on the differences of the scores only: relative to each
     # row's largest, the grid's t stays within about 60 noise units of 0,
     # where its spacing is fine, whatever the scores' magnitude (at 1e17
