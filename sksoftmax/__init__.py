@@ -11,6 +11,7 @@ from ._augment_reduce import (
 )
 from ._bound import StochasticBoundClassifier
 from ._implicit import ImplicitSGDClassifier
+from ._openmp import openmp_enabled
 from ._sampled import SampledSoftmaxClassifier
 from ._scent import SCENTClassifier
 from ._umax import UMaxSoftmaxClassifier
@@ -28,5 +29,6 @@ __all__ = [
     "StochasticBoundClassifier",
     "UMaxSoftmaxClassifier",
     "DivergenceError",
+    "openmp_enabled",
     "__version__",
 ]

@@ -206,6 +206,7 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=5,
+        n_jobs=None,
     ):
         self.n_sampled_classes = n_sampled_classes
         self.batch_size = batch_size
@@ -225,6 +226,7 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
+        self.n_jobs = n_jobs
 
     # -------------------------------------------------------------- hooks
     def _learning_rate(self):
@@ -392,6 +394,12 @@ class ARSoftmaxClassifier(_BaseAugmentReduce):
     ----------
     %(common_params)s
 
+    n_jobs : int, default=None
+        Threads of the exact evaluation (``predict``, ``predict_proba``,
+        ``predict_topk``, ``log_loss``, ``score``, ...): None means 1, -1
+        every core, as in scikit-learn; OpenMP limits (``OMP_NUM_THREADS``,
+        threadpoolctl) are respected. Predictions do not depend on it.
+
     Attributes
     ----------
     %(common_attrs)s
@@ -538,6 +546,12 @@ class ARProbitClassifier(_NoiseModelClassifier):
     ----------
     %(common_params)s
 
+    n_jobs : int, default=None
+        Threads of the exact evaluation (``predict``, ``predict_proba``,
+        ``predict_topk``, ``log_loss``, ``score``, ...): None means 1, -1
+        every core, as in scikit-learn; OpenMP limits (``OMP_NUM_THREADS``,
+        threadpoolctl) are respected. Predictions do not depend on it.
+
     Attributes
     ----------
     %(common_attrs)s
@@ -582,6 +596,12 @@ class ARLogisticClassifier(_NoiseModelClassifier):
     Parameters
     ----------
     %(common_params)s
+
+    n_jobs : int, default=None
+        Threads of the exact evaluation (``predict``, ``predict_proba``,
+        ``predict_topk``, ``log_loss``, ``score``, ...): None means 1, -1
+        every core, as in scikit-learn; OpenMP limits (``OMP_NUM_THREADS``,
+        threadpoolctl) are respected. Predictions do not depend on it.
 
     Attributes
     ----------

@@ -33,6 +33,7 @@ from sklearn.utils.validation import (
 
 from ._dataset import make_dataset
 from ._eta0_pilot import pilot_eta0
+from ._openmp import effective_n_threads, openmp_enabled
 from ._random import RandomState
 from ._sgd_schedule import SCHEDULES
 from ._weight_matrix import make_weight_matrix
@@ -116,6 +117,7 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         "early_stopping": ["boolean"],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "n_jobs": [Integral, None],
     }
 
     # ------------------------------------------------------------------ fit
@@ -775,6 +777,27 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"early_stopping needs a stratified validation split: {exc}"
             ) from exc
+
+    # ----------------------------------------------------------- threads
+    def _n_threads(self):
+        """Threads for ``n_jobs`` (None: 1, -1: every core; ``_openmp``).
+
+        A build without OpenMP runs on one thread; asking for more then
+        warns rather than running slower than asked without a word.
+        """
+        n_jobs = self.n_jobs
+        if n_jobs is not None and n_jobs == 0:
+            raise ValueError(
+                f"n_jobs=0 has no meaning; use None (1 thread), -1 (every "
+                "core) or a positive number of threads."
+            )
+        if n_jobs not in (None, 1) and not openmp_enabled():
+            warnings.warn(
+                "sksoftmax was built without OpenMP: n_jobs is ignored and "
+                "everything runs on one thread.",
+                UserWarning,
+            )
+        return effective_n_threads(n_jobs)
 
     # ----------------------------------------------------------- predict
     def _blocks(self, n_samples):

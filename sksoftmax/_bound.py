@@ -198,6 +198,12 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
     n_iter_no_change : int, default=5
         Epochs without improvement before stopping.
 
+    n_jobs : int, default=None
+        Threads of the exact evaluation (``predict``, ``predict_proba``,
+        ``predict_topk``, ``log_loss``, ``score``, ...): None means 1, -1
+        every core, as in scikit-learn; OpenMP limits (``OMP_NUM_THREADS``,
+        threadpoolctl) are respected. Predictions do not depend on it.
+
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
@@ -306,6 +312,7 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=5,
+        n_jobs=None,
     ):
         self.rank = rank
         self.n_directions = n_directions
@@ -326,6 +333,7 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
+        self.n_jobs = n_jobs
 
     # ----------------------------------------------------------- state
     def _n_params(self, n_features):

@@ -145,6 +145,12 @@ early_stopping, validation_fraction, n_iter_no_change
         counts, unchanged), at the same costs. Not available with
         ``learning_rate='adagrad'`` and ``alpha > 0`` (ValueError).
 
+    n_jobs : int, default=None
+        Threads of the exact evaluation (``predict``, ``predict_proba``,
+        ``predict_topk``, ``log_loss``, ``score``, ...): None means 1, -1
+        every core, as in scikit-learn; OpenMP limits (``OMP_NUM_THREADS``,
+        threadpoolctl) are respected. Predictions do not depend on it.
+
     Attributes
     ----------
     classes_, coef_, intercept_, n_sampled_classes_, eta0_, eta0_trials_, \
@@ -228,6 +234,7 @@ feature_names_in_
         n_iter_no_change=5,
         raise_u=True,
         average=False,
+        n_jobs=None,
     ):
         self.n_sampled_classes = n_sampled_classes
         self.sampler = sampler
@@ -249,6 +256,7 @@ feature_names_in_
         self.n_iter_no_change = n_iter_no_change
         self.raise_u = raise_u
         self.average = average
+        self.n_jobs = n_jobs
 
     def _distinct_draw_limit(self):
         # uniform draws are distinct classes other than the row's own

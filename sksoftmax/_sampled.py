@@ -97,6 +97,12 @@ early_stopping, validation_fraction, n_iter_no_change
         equally. Costs as there: O(nnz) more per row and class moved, twice
         the memory of W, one O(K D) pass per call.
 
+    n_jobs : int, default=None
+        Threads of the exact evaluation (``predict``, ``predict_proba``,
+        ``predict_topk``, ``log_loss``, ``score``, ...): None means 1, -1
+        every core, as in scikit-learn; OpenMP limits (``OMP_NUM_THREADS``,
+        threadpoolctl) are respected. Predictions do not depend on it.
+
     Attributes
     ----------
     classes_, coef_, intercept_, n_sampled_classes_, n_iter_, t_, \
@@ -183,6 +189,7 @@ n_features_in_, feature_names_in_, validation_loss_
         validation_fraction=0.1,
         n_iter_no_change=5,
         average=False,
+        n_jobs=None,
     ):
         self.loss = loss
         self.batch_size = batch_size
@@ -205,6 +212,7 @@ n_features_in_, feature_names_in_, validation_loss_
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.average = average
+        self.n_jobs = n_jobs
 
     def _distinct_draw_limit(self):
         # uniform: distinct classes from all K, shared by the minibatch;
@@ -258,4 +266,3 @@ n_features_in_, feature_names_in_, validation_loss_
             kappa = 1.0 / (self.n_sampled_classes * np.min(table.q))
         n_rows = self._row_norm_stats[2]
         return min(self.batch_size, max(n_rows, 1.0)) / (curvature * kappa)
-

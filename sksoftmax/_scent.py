@@ -219,6 +219,12 @@ class SCENTClassifier(BaseSoftmaxClassifier):
     n_iter_no_change : int, default=5
         Epochs without improvement before stopping.
 
+    n_jobs : int, default=None
+        Threads of the exact evaluation (``predict``, ``predict_proba``,
+        ``predict_topk``, ``log_loss``, ``score``, ...): None means 1, -1
+        every core, as in scikit-learn; OpenMP limits (``OMP_NUM_THREADS``,
+        threadpoolctl) are respected. Predictions do not depend on it.
+
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
@@ -318,6 +324,7 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=5,
+        n_jobs=None,
     ):
         self.batch_size = batch_size
         self.nu_update = nu_update
@@ -340,6 +347,7 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
+        self.n_jobs = n_jobs
 
     def _new_row_state(self, n_rows):
         # NaN marks a row not seen yet: its nu starts from log g_i. The

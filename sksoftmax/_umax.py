@@ -202,6 +202,12 @@ class UMaxSoftmaxClassifier(
         per-column decay scales are not the single scale the lazy mean
         follows.
 
+    n_jobs : int, default=None
+        Threads of the exact evaluation (``predict``, ``predict_proba``,
+        ``predict_topk``, ``log_loss``, ``score``, ...): None means 1, -1
+        every core, as in scikit-learn; OpenMP limits (``OMP_NUM_THREADS``,
+        threadpoolctl) are respected. Predictions do not depend on it.
+
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
@@ -337,6 +343,7 @@ class UMaxSoftmaxClassifier(
         validation_fraction=0.1,
         n_iter_no_change=5,
         average=False,
+        n_jobs=None,
     ):
         self.n_sampled_classes = n_sampled_classes
         self.delta = delta
@@ -359,6 +366,7 @@ class UMaxSoftmaxClassifier(
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.average = average
+        self.n_jobs = n_jobs
 
     def _bounds(self, dataset):
         """B_W, B_u and sum(s) log K of App. B (per-row loss), or inf."""
