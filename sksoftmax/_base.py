@@ -926,6 +926,8 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
                     *part(start, end),
                     n_threads,
                 )
+                # freed before the next block's gather: one at a time
+                del WU, cols, local
                 start = end
         else:
             # BLAS gives a block's scores; the kernel finishes its rows

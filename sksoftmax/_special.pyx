@@ -26,6 +26,8 @@ def _apply(fun_code, x):
                 ov[i] = log_ndtr_mills(xv[i], &mills)
             elif code == 6:
                 log_ndtr_mills(xv[i], &ov[i])
+            elif code == 7:
+                ov[i] = sks_exp_nonpos(xv[i])
             else:
                 ov[i] = log_sigmoid(xv[i])
     return out.reshape(arr.shape)
@@ -168,3 +170,18 @@ def log_sigmoid_array(x):
     [-1000.0]
     """
     return _apply(4, x)
+
+
+def exp_nonpos_array(x):
+    """e^x by the evaluation kernels' vectorisable exp (x <= 0; 0 below
+    -708).
+
+    Parameters
+    ----------
+    x : array-like
+
+    Returns
+    -------
+    out : ndarray of float64
+    """
+    return _apply(7, x)
