@@ -1,0 +1,272 @@
+"""Threads: training epochs and exact evaluation on 1 and on all cores.
+
+Issue 14's measurements, on two datasets:
+
+- ``tokens``: ``sksoftmax.datasets.make_python_tokens()`` (next-token
+  prediction on the standard library: 3.97M training rows, 65,536 hashed
+  features, 4 nonzeros per row, 10,000 classes, float32); evaluation on
+  its first ``--test-rows`` test rows (80,000 by default);
+- ``zipf100k``: ``make_softmax_classification`` with 100,000 classes as in
+  ``bench_large_k.py`` (500,000 rows x 1,000 features, split 80/20);
+  evaluation on 20,000 test rows.
+
+Training (``--train``): for each estimator, seconds per epoch with
+``n_jobs=1`` and ``n_jobs=-1`` (wall clock of ``fit`` / epochs, defaults
+otherwise, ``tol=None``, ``random_state=0``), and the test log-loss after
+the run; U-max and Implicit SGD run 10 epochs (the issue's criterion:
+within 1% of the one-thread loss), the others ``--other-epochs``.
+
+Evaluation (``--eval``), with the one-thread U-max model: ``log_loss`` on
+the test rows and ``predict_proba`` on ``--proba-rows`` of them, with 1 and
+all threads, beside the NumPy/SciPy blockwise reference in the same run
+(one ``np.ascontiguousarray(coef_.T)``, then blocks of 2,048 rows:
+``X @ W.T + b``, ``scipy.special.logsumexp``); and the memory of
+``predict_topk(k=5)`` against ``predict_proba`` (tracemalloc peaks) with
+their agreement, on the same rows, and for ``predict_topk`` on the whole
+test set, whose predict_proba output alone would be rows x K x 4 bytes.
+
+The machine's cores are shared: run nothing else at the same time.
+
+Usage::
+
+    python benchmarks/bench_threads.py --datasets tokens zipf100k
+    python benchmarks/bench_threads.py --datasets tokens --eval
+"""
+
+import argparse
+import sys
+import time
+import tracemalloc
+import warnings
+
+import numpy as np
+from scipy.special import logsumexp
+
+import sksoftmax
+from sksoftmax import (
+    ARSoftmaxClassifier,
+    ImplicitSGDClassifier,
+    SampledSoftmaxClassifier,
+    SCENTClassifier,
+    UMaxSoftmaxClassifier,
+)
+from sksoftmax._openmp import max_threads
+from sksoftmax.datasets import (
+    make_python_tokens,
+    make_softmax_classification,
+)
+
+ESTIMATORS = {
+    "umax": UMaxSoftmaxClassifier,
+    "implicit": ImplicitSGDClassifier,
+    "sampled": SampledSoftmaxClassifier,
+    "scent": SCENTClassifier,
+    "ar": ARSoftmaxClassifier,
+}
+TEN_EPOCHS = ("umax", "implicit")
+
+
+def load(name, test_rows):
+    if name == "tokens":
+        X, y, Xt, yt = make_python_tokens()
+    else:
+        X, y = make_softmax_classification(
+            n_samples=500_000,
+            n_features=1_000,
+            n_classes=100_000,
+            density=7e-3,
+            class_exponent=0.5,
+            dtype=np.float32,
+            random_state=0,
+        )
+        cut = 400_000
+        X, y, Xt, yt = X[:cut], y[:cut], X[cut:], y[cut:]
+    # test rows whose label the training rows have (log_loss needs them)
+    known = np.isin(yt, np.unique(y))
+    Xt, yt = Xt[known], yt[known]
+    return X, y, Xt, yt, Xt[:test_rows], yt[:test_rows]
+
+
+def say(*args):
+    print(*args, flush=True)
+
+
+def train(name, X, y, Xt, yt, epochs, n_jobs):
+    est = ESTIMATORS[name](
+        max_iter=epochs, tol=None, random_state=0, n_jobs=n_jobs
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = time.perf_counter()
+        est.fit(X, y)
+        seconds = (time.perf_counter() - t) / epochs
+    return est, seconds, est.log_loss(Xt, yt)
+
+
+def reference_log_loss(est, X, y, block=2048):
+    """The NumPy/SciPy blockwise pass a user would write."""
+    WT = np.ascontiguousarray(est.coef_.T)
+    idx = np.searchsorted(est.classes_, y)
+    total = 0.0
+    for lo in range(0, X.shape[0], block):
+        S = np.asarray(X[lo : lo + block] @ WT) + est.intercept_
+        lse = logsumexp(S, axis=1)
+        total += float(
+            (lse - S[np.arange(S.shape[0]), idx[lo : lo + block]]).sum()
+        )
+    return total / X.shape[0]
+
+
+def reference_proba(est, X, block=2048):
+    WT = np.ascontiguousarray(est.coef_.T)
+    out = np.empty((X.shape[0], est.coef_.shape[0]), dtype=est.coef_.dtype)
+    for lo in range(0, X.shape[0], block):
+        S = np.asarray(X[lo : lo + block] @ WT) + est.intercept_
+        out[lo : lo + block] = np.exp(S - logsumexp(S, axis=1, keepdims=True))
+    return out
+
+
+def timed(f):
+    t = time.perf_counter()
+    value = f()
+    return value, time.perf_counter() - t
+
+
+def peak_memory(f):
+    tracemalloc.start()
+    try:
+        value = f()
+        return value, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def evaluate(est, X_all, y_all, Xt, yt, proba_rows, n_all):
+    say(
+        f"  evaluation on {Xt.shape[0]:,} test rows, "
+        f"{est.coef_.shape[0]:,} classes:"
+    )
+    ref, t_ref = timed(lambda: reference_log_loss(est, Xt, yt))
+    say(f"    log_loss  NumPy/SciPy reference: {t_ref:7.2f} s  ({ref:.6f})")
+    for n_jobs in (1, -1):
+        est.n_jobs = n_jobs
+        value, t = timed(lambda: est.log_loss(Xt, yt))
+        say(
+            f"    log_loss  n_jobs={n_jobs:>2}: {t:7.2f} s  ({value:.6f}); "
+            f"reference / this {t_ref / t:5.2f}x"
+        )
+    Xp = Xt[:proba_rows]
+    ref_p, t_ref = timed(lambda: reference_proba(est, Xp))
+    say(f"    predict_proba {proba_rows:,} rows, reference: {t_ref:7.2f} s")
+    for n_jobs in (1, -1):
+        est.n_jobs = n_jobs
+        P, t = timed(lambda: est.predict_proba(Xp))
+        err = float(np.abs(P - ref_p).max())
+        say(
+            f"    predict_proba n_jobs={n_jobs:>2}: {t:7.2f} s; reference / "
+            f"this {t_ref / t:5.2f}x; max |diff| {err:.2e}"
+        )
+    del ref_p
+    est.n_jobs = -1
+    P, mem_p = peak_memory(lambda: est.predict_proba(Xp))
+    (labels, top), mem_k = peak_memory(lambda: est.predict_topk(Xp, k=5))
+    order = np.argsort(-P, axis=1, kind="stable")[:, :5]
+    same = np.array_equal(labels, est.classes_[order]) and np.array_equal(
+        top, np.take_along_axis(P, order, axis=1)
+    )
+    del P
+    say(
+        f"    predict_topk(k=5) {proba_rows:,} rows: peak "
+        f"{mem_k / 2**20:8.1f} MiB against predict_proba's "
+        f"{mem_p / 2**20:8.1f} MiB ({mem_k / mem_p:6.1%}); "
+        f"identical to predict_proba's top 5: {same}"
+    )
+    (labels, top), mem_k = peak_memory(lambda: est.predict_topk(X_all, k=5))
+    full = X_all.shape[0] * est.coef_.shape[0] * est.coef_.dtype.itemsize
+    say(
+        f"    predict_topk(k=5) whole test set ({n_all:,} rows): peak "
+        f"{mem_k / 2**20:8.1f} MiB; predict_proba's output alone would be "
+        f"{full / 2**20:,.0f} MiB ({mem_k / full:6.2%})"
+    )
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--datasets",
+        nargs="+",
+        default=["tokens", "zipf100k"],
+        choices=["tokens", "zipf100k"],
+    )
+    parser.add_argument(
+        "--estimators",
+        nargs="+",
+        default=list(ESTIMATORS),
+        choices=list(ESTIMATORS),
+    )
+    parser.add_argument(
+        "--train",
+        action="store_true",
+        help="training only (default: training and eval)",
+    )
+    parser.add_argument(
+        "--eval",
+        action="store_true",
+        help="evaluation only (trains one U-max epoch)",
+    )
+    parser.add_argument(
+        "--test-rows",
+        type=int,
+        default=None,
+        help="test rows (default 80,000 tokens, " "20,000 zipf100k)",
+    )
+    parser.add_argument(
+        "--proba-rows",
+        type=int,
+        default=20_000,
+        help="rows of the predict_proba comparisons",
+    )
+    parser.add_argument("--other-epochs", type=int, default=2)
+    args = parser.parse_args(argv)
+    do_train = args.train or not args.eval
+    do_eval = args.eval or not args.train
+    say(
+        f"sksoftmax {sksoftmax.__version__}, OpenMP "
+        f"{sksoftmax.openmp_enabled()}, all threads = {max_threads()}"
+    )
+    for name in args.datasets:
+        rows = args.test_rows or (80_000 if name == "tokens" else 20_000)
+        X, y, Xt_all, yt_all, Xt, yt = load(name, rows)
+        say(
+            f"\n== {name}: {X.shape[0]:,} x {X.shape[1]:,} training rows, "
+            f"{np.unique(y).size:,} classes; test log-loss on {Xt.shape[0]:,}"
+        )
+        model = None
+        if do_train:
+            say(
+                "  training: seconds per epoch, test log-loss "
+                "(n_jobs=1 | n_jobs=-1)"
+            )
+            for est_name in args.estimators:
+                epochs = 10 if est_name in TEN_EPOCHS else args.other_epochs
+                res = {}
+                for n_jobs in (1, -1):
+                    res[n_jobs] = train(est_name, X, y, Xt, yt, epochs, n_jobs)
+                    if est_name == "umax" and n_jobs == 1:
+                        model = res[1][0]
+                (_, s1, l1), (_, s2, l2) = res[1], res[-1]
+                say(
+                    f"    {est_name:9s} {epochs:2d} epochs: {s1:7.2f} s | "
+                    f"{s2:7.2f} s per epoch ({s1 / s2:4.2f}x); log-loss "
+                    f"{l1:.4f} | {l2:.4f} ({l2 / l1 - 1:+.2%})"
+                )
+        if do_eval:
+            if model is None:
+                model, _, _ = train("umax", X, y, Xt, yt, 1, -1)
+            evaluate(
+                model, Xt_all, yt_all, Xt, yt, args.proba_rows, Xt_all.shape[0]
+            )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
