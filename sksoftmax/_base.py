@@ -171,6 +171,7 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             nat: a runaway step size (see ``_warn_if_runaway``); also when
             ``max_iter`` ends the fit before ``tol`` would.
         """
+        self._adagrad_thread_warned = False
         X, y = validate_data(
             self,
             X,
@@ -311,6 +312,7 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         self : object
             The estimator.
         """
+        self._adagrad_thread_warned = False
         first = not hasattr(self, "coef_")
         if first and classes is None:
             raise ValueError(
@@ -822,6 +824,34 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
                 UserWarning,
             )
         return effective_n_threads(n_jobs)
+
+    # Methods whose epochs run on n_jobs threads (Hogwild, _hogwild.pxd)
+    _hogwild = False
+
+    def _training_threads(self):
+        """Threads of the training epochs: ``_n_threads()`` for a Hogwild
+        method, one otherwise.
+
+        learning_rate='adagrad' keeps its per-row step state in one
+        object, so its epochs run on one thread; asking for more then
+        warns (once per fit or partial_fit call) rather than running
+        slower than asked without a word.
+        """
+        n_threads = self._n_threads()
+        if not self._hogwild or n_threads == 1:
+            return 1
+        uses_adagrad = getattr(self, "_uses_adagrad", None)
+        if uses_adagrad is not None and uses_adagrad():
+            if not getattr(self, "_adagrad_thread_warned", False):
+                warnings.warn(
+                    "learning_rate='adagrad' trains on one thread: its "
+                    "per-row step state is not shared between threads; "
+                    f"n_jobs={self.n_jobs} applies to prediction only.",
+                    UserWarning,
+                )
+                self._adagrad_thread_warned = True
+            return 1
+        return n_threads
 
     # ----------------------------------------------------------- predict
     # Exact evaluation: the kernels of _evaluation.pyx.tp, row by row on

@@ -200,6 +200,9 @@ def _trial(estimator, eta, X_train, y_train, w_train, X_val, y_val, w_val):
         early_stopping=False,
         verbose=0,
         warm_start=False,
+        # one thread: the trials' losses, hence eta0_, stay reproducible
+        # under random_state whatever n_jobs is
+        n_jobs=None,
     )
     if "average" in trial.get_params():
         trial.set_params(average=False)

@@ -201,6 +201,7 @@ feature_names_in_
     """
 
     _eta0_pilot = True
+    _hogwild = True
 
     _parameter_constraints: dict = {
         **BaseSoftmaxClassifier._parameter_constraints,
@@ -305,6 +306,7 @@ feature_names_in_
             self._adagrad_state(),
             # not under adagrad (see the raise_u entry of the docstring)
             self.raise_u and not self._uses_adagrad(),
+            self._training_threads(),
         )
         if status != 0:
             self._raise_divergence("u or ||W|| is not finite", row, value)

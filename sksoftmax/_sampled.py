@@ -156,6 +156,8 @@ n_features_in_, feature_names_in_, validation_loss_
     (1, 3)
     """
 
+    _hogwild = True
+
     _parameter_constraints: dict = {
         **BaseSoftmaxClassifier._parameter_constraints,
         "loss": [StrOptions(set(LOSSES))],
@@ -247,6 +249,7 @@ n_features_in_, feature_names_in_, validation_loss_
             self.fit_intercept,
             self.shuffle,
             self._class_sampler(),
+            self._training_threads(),
         )
         if status != 0:
             self._raise_divergence(

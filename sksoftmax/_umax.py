@@ -308,6 +308,7 @@ class UMaxSoftmaxClassifier(
     """
 
     _eta0_pilot = True
+    _hogwild = True
 
     _parameter_constraints: dict = {
         **BaseSoftmaxClassifier._parameter_constraints,
@@ -414,6 +415,7 @@ class UMaxSoftmaxClassifier(
             self.shuffle,
             self._class_sampler(),
             self._adagrad_state(),
+            self._training_threads(),
         )
         if status == _STATUS_OVERFLOW:
             self._raise_divergence(

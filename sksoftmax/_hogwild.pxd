@@ -1,0 +1,49 @@
+# Lock-free row-parallel epochs (Recht, Re, Wright & Niu 2011, "Hogwild!")
+# shared by the U-max, Implicit SGD and sampled-softmax kernels.
+#
+# An epoch's rows (in the shuffled order) are cut into chunks of
+# HOGWILD_CHUNK rows; the threads take chunks dynamically and run the
+# serial per-row step on each, reading and writing W without locks: a
+# sparse row touches few entries of W, so two threads rarely write the same
+# entry, and Hogwild's analysis bounds the effect of the collisions that do
+# happen. What is not sparse is kept off the threads:
+#
+# - W's lazy global scale (the L2 shrinkage), ||W||^2 and App. B's
+#   projection, the iterate average and the error checks are per-epoch
+#   bookkeeping that every row would write: each chunk sums its part
+#   privately and the epoch merges the sums between *rounds* of
+#   HOGWILD_ROUND_CHUNKS chunks per thread, with the threads joined. A
+#   row's shrinkage is thus applied at the end of its round (the rows of a
+#   round step from the round's starting scale), and the rows of a round
+#   enter the average with the round's final iterate, as a minibatch's
+#   rows do;
+# - every chunk draws its classes from its own random stream, seeded from
+#   one number drawn from the estimator's generator per epoch and the
+#   chunk's index, so the draws do not depend on which thread runs the
+#   chunk (the result still does, through the timing of the writes: a
+#   threaded fit is reproducible in distribution only).
+from libc.stdint cimport uint64_t
+
+from sksoftmax._random cimport rng_state, rng_seed, _splitmix64
+
+cdef enum:
+    HOGWILD_CHUNK = 256
+    HOGWILD_ROUND_CHUNKS = 16
+
+
+cdef inline rng_state chunk_stream(uint64_t epoch_seed,
+                                   Py_ssize_t chunk) noexcept nogil:
+    """The random stream of chunk ``chunk`` of an epoch.
+
+    Returned by value: assigned in a ``prange`` body, it is then private
+    to the thread.
+
+    The chunk index is mixed through splitmix64 before seeding, so that the
+    streams of neighbouring chunks share no state words (seeding with
+    epoch_seed + chunk directly would shift one splitmix sequence).
+    """
+    cdef uint64_t x = epoch_seed ^ (<uint64_t>chunk * <uint64_t>0xD1B54A32D192ED03ULL)
+    cdef uint64_t seed = _splitmix64(&x)
+    cdef rng_state st
+    rng_seed(&st, seed)
+    return st
