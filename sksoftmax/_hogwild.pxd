@@ -22,28 +22,8 @@
 #   chunk's index, so the draws do not depend on which thread runs the
 #   chunk (the result still does, through the timing of the writes: a
 #   threaded fit is reproducible in distribution only).
-from libc.stdint cimport uint64_t
-
-from sksoftmax._random cimport rng_state, rng_seed, _splitmix64
+# The per-chunk streams are ``chunk_stream`` of _random.pxd.
 
 cdef enum:
-    HOGWILD_CHUNK = 256
+    HOGWILD_CHUNK = 64
     HOGWILD_ROUND_CHUNKS = 16
-
-
-cdef inline rng_state chunk_stream(uint64_t epoch_seed,
-                                   Py_ssize_t chunk) noexcept nogil:
-    """The random stream of chunk ``chunk`` of an epoch.
-
-    Returned by value: assigned in a ``prange`` body, it is then private
-    to the thread.
-
-    The chunk index is mixed through splitmix64 before seeding, so that the
-    streams of neighbouring chunks share no state words (seeding with
-    epoch_seed + chunk directly would shift one splitmix sequence).
-    """
-    cdef uint64_t x = epoch_seed ^ (<uint64_t>chunk * <uint64_t>0xD1B54A32D192ED03ULL)
-    cdef uint64_t seed = _splitmix64(&x)
-    cdef rng_state st
-    rng_seed(&st, seed)
-    return st

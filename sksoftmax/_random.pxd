@@ -51,6 +51,25 @@ cdef inline double rng_uniform(rng_state* st) noexcept nogil:
     return <double>(rng_next(st) >> 11) * (1.0 / 9007199254740992.0)
 
 
+cdef inline rng_state chunk_stream(uint64_t epoch_seed,
+                                   Py_ssize_t chunk) noexcept nogil:
+    """The stream of chunk ``chunk`` of a threaded epoch (``_hogwild.pxd``).
+
+    Each chunk of rows draws from its own stream, so that the draws do not
+    depend on which thread runs it. The chunk index is mixed through
+    splitmix64 before seeding: seeding with epoch_seed + chunk directly
+    would give neighbouring chunks shifted copies of one splitmix sequence,
+    hence shared state words. Returned by value: assigned in a ``prange``
+    body, it is then private to the thread.
+    """
+    cdef uint64_t x = epoch_seed ^ (<uint64_t>chunk
+                                    * <uint64_t>0xD1B54A32D192ED03ULL)
+    cdef uint64_t seed = _splitmix64(&x)
+    cdef rng_state st
+    rng_seed(&st, seed)
+    return st
+
+
 cdef inline Py_ssize_t rng_randint(rng_state* st, Py_ssize_t n) noexcept nogil:
     """Uniform integer in [0, n), n >= 1, without modulo bias.
 

@@ -52,6 +52,23 @@ cdef class RandomState:
         words = state.get("state") if isinstance(state, dict) else None
         _set_state(self, _checked_words(words))
 
+    def chunk_streams(self, Py_ssize_t n_chunks):
+        """The streams of a threaded epoch's first ``n_chunks`` chunks.
+
+        Draws the epoch's one number from this stream, as a threaded
+        kernel does after its shuffle, and returns the generators that its
+        chunks 0, 1, ... draw their classes from (``chunk_stream`` of
+        _random.pxd); for the tests' references.
+        """
+        cdef uint64_t epoch_seed = rng_next(&self.state)
+        cdef RandomState r
+        out = []
+        for c in range(n_chunks):
+            r = RandomState.__new__(RandomState)
+            r.state = chunk_stream(epoch_seed, c)
+            out.append(r)
+        return out
+
     def uniform(self, Py_ssize_t n):
         """n uniform draws in [0, 1)."""
         out = np.empty(n, dtype=np.float64)
