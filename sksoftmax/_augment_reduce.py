@@ -170,6 +170,10 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
     # alpha_t = _local_rate (1 + t)^-0.9: 1 in Alg. 1, 0.01 in Alg. 2 (Sec. 4)
     _local_rate = 1.0
 
+    # the rows' local steps and the classes' global steps of a minibatch
+    # run on n_jobs threads, with the results of one thread
+    _threaded_epochs = True
+
     _parameter_constraints: dict = {
         **BaseSoftmaxClassifier._parameter_constraints,
         "learning_rate": [StrOptions({"auto", *_SCHEDULES})],
@@ -333,6 +337,7 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
             adapt,
             self.fit_intercept,
             self.shuffle,
+            self._training_threads(),
         )
         self._n_steps = n_steps
         if status == _STATUS_OVERFLOW:

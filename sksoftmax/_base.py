@@ -825,12 +825,14 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             )
         return effective_n_threads(n_jobs)
 
-    # Methods whose epochs run on n_jobs threads (Hogwild, _hogwild.pxd)
-    _hogwild = False
+    # Methods whose epochs run on n_jobs threads (U-max, Implicit SGD and
+    # the sampled baselines lock-free, _hogwild.pxd; augment and reduce
+    # inside each minibatch)
+    _threaded_epochs = False
 
     def _training_threads(self):
-        """Threads of the training epochs: ``_n_threads()`` for a Hogwild
-        method, one otherwise.
+        """Threads of the training epochs: ``_n_threads()`` for a method
+        with threaded epochs, one otherwise.
 
         learning_rate='adagrad' keeps its per-row step state in one
         object, so its epochs run on one thread; asking for more then
@@ -838,7 +840,7 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         slower than asked without a word.
         """
         n_threads = self._n_threads()
-        if not self._hogwild or n_threads == 1:
+        if not self._threaded_epochs or n_threads == 1:
             return 1
         uses_adagrad = getattr(self, "_uses_adagrad", None)
         if uses_adagrad is not None and uses_adagrad():

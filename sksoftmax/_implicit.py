@@ -146,10 +146,21 @@ early_stopping, validation_fraction, n_iter_no_change
         ``learning_rate='adagrad'`` and ``alpha > 0`` (ValueError).
 
     n_jobs : int, default=None
-        Threads of the exact evaluation (``predict``, ``predict_proba``,
-        ``predict_topk``, ``log_loss``, ``score``, ...): None means 1, -1
-        every core, as in scikit-learn; OpenMP limits (``OMP_NUM_THREADS``,
-        threadpoolctl) are respected. Predictions do not depend on it.
+        Threads of the training epochs and of the exact evaluation
+        (``predict``, ``predict_proba``, ``predict_topk``, ``log_loss``,
+        ``score``, ...): None means 1, -1 every core, as in scikit-learn;
+        OpenMP limits (``OMP_NUM_THREADS``, threadpoolctl) are respected.
+        Predictions do not depend on it. With more than one thread the
+        epochs run lock-free ("Hogwild!", Recht et al. 2011): chunks of
+        64 rows on the threads, each with its own random stream, sparse
+        updates of ``coef_`` without locks, the L2 shrinkage, projection
+        and averaging merged between rounds of a few thousand rows. A
+        threaded fit is then reproducible in distribution only (the
+        timing of the threads' writes enters the result); ``n_jobs=None``
+        or 1 stays bitwise reproducible under ``random_state``. The
+        eta0='auto' pilot always runs on one thread, so ``eta0_`` does not
+        depend on ``n_jobs``. ``learning_rate='adagrad'`` trains on one
+        thread (its per-row step state is shared), with a UserWarning.
 
     Attributes
     ----------
@@ -201,7 +212,7 @@ feature_names_in_
     """
 
     _eta0_pilot = True
-    _hogwild = True
+    _threaded_epochs = True
 
     _parameter_constraints: dict = {
         **BaseSoftmaxClassifier._parameter_constraints,

@@ -98,10 +98,20 @@ early_stopping, validation_fraction, n_iter_no_change
         the memory of W, one O(K D) pass per call.
 
     n_jobs : int, default=None
-        Threads of the exact evaluation (``predict``, ``predict_proba``,
-        ``predict_topk``, ``log_loss``, ``score``, ...): None means 1, -1
-        every core, as in scikit-learn; OpenMP limits (``OMP_NUM_THREADS``,
-        threadpoolctl) are respected. Predictions do not depend on it.
+        Threads of the training epochs and of the exact evaluation
+        (``predict``, ``predict_proba``, ``predict_topk``, ``log_loss``,
+        ``score``, ...): None means 1, -1 every core, as in scikit-learn;
+        OpenMP limits (``OMP_NUM_THREADS``, threadpoolctl) are respected.
+        Predictions do not depend on it. With more than one thread the
+        epochs run lock-free ("Hogwild!", Recht et al. 2011): chunks of
+        minibatches on the threads, each with its own random stream, sparse
+        updates of ``coef_`` without locks, the L2 shrinkage, projection
+        and averaging merged between rounds of a few thousand rows. A
+        threaded fit is then reproducible in distribution only (the
+        timing of the threads' writes enters the result); ``n_jobs=None``
+        or 1 stays bitwise reproducible under ``random_state``. The
+        eta0='auto' pilot always runs on one thread, so ``eta0_`` does not
+        depend on ``n_jobs``.
 
     Attributes
     ----------
@@ -156,7 +166,7 @@ n_features_in_, feature_names_in_, validation_loss_
     (1, 3)
     """
 
-    _hogwild = True
+    _threaded_epochs = True
 
     _parameter_constraints: dict = {
         **BaseSoftmaxClassifier._parameter_constraints,

@@ -17,6 +17,9 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 from sksoftmax import (
+    ARLogisticClassifier,
+    ARProbitClassifier,
+    ARSoftmaxClassifier,
     ImplicitSGDClassifier,
     SampledSoftmaxClassifier,
     UMaxSoftmaxClassifier,
@@ -285,3 +288,32 @@ def test_threaded_runaway_step_is_reported(problem, cls):
     serial = _outcome(cls(**kw), X, y)
     threaded = _outcome(cls(n_jobs=2, **kw), X, y)
     assert serial != "silent" and threaded != "silent"
+
+
+# ----------------------------------------------- augment and reduce threads
+@needs_openmp
+@pytest.mark.parametrize(
+    "cls", [ARSoftmaxClassifier, ARProbitClassifier, ARLogisticClassifier]
+)
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"alpha": 1e-3}, {"learning_rate": "adaptive"}],
+    ids=["default", "alpha", "adaptive"],
+)
+def test_ar_threads_give_the_one_thread_model(cls, fmt, dtype, params):
+    # the local steps run on the threads from pre-drawn noise and every sum
+    # is taken in row or class order: the same model, bit for bit
+    X, y = make_softmax_classification(
+        600, 300, 40, density=0.03, random_state=1
+    )
+    X = X.astype(dtype)
+    if fmt == "dense":
+        X = X.toarray()
+    kw = dict(max_iter=2, tol=None, random_state=0, batch_size=100, **params)
+    one = cls(**kw).fit(X, y)
+    two = cls(n_jobs=2, **kw).fit(X, y)
+    assert_array_equal(one.coef_, two.coef_)
+    assert_array_equal(one.intercept_, two.intercept_)
+    assert_array_equal(one.loss_curve_, two.loss_curve_)
