@@ -288,6 +288,10 @@ class SCENTClassifier(BaseSoftmaxClassifier):
     (1, 3)
     """
 
+    # the minibatch's scores and gradient run class by class on n_jobs
+    # threads, with the results of one thread
+    _threaded_epochs = True
+
     _parameter_constraints: dict = {
         **BaseSoftmaxClassifier._parameter_constraints,
         "batch_size": [Interval(Integral, 1, None, closed="left")],
@@ -423,6 +427,7 @@ class SCENTClassifier(BaseSoftmaxClassifier):
             self.shuffle,
             self._lazy_momentum(dataset),
             self._log_inv_label_frequency(dataset, y_enc),
+            self._training_threads(),
         )
         if status == _STATUS_OVERFLOW:
             self._raise_divergence(

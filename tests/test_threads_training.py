@@ -22,6 +22,7 @@ from sksoftmax import (
     ARSoftmaxClassifier,
     ImplicitSGDClassifier,
     SampledSoftmaxClassifier,
+    SCENTClassifier,
     UMaxSoftmaxClassifier,
     openmp_enabled,
 )
@@ -314,6 +315,37 @@ def test_ar_threads_give_the_one_thread_model(cls, fmt, dtype, params):
     kw = dict(max_iter=2, tol=None, random_state=0, batch_size=100, **params)
     one = cls(**kw).fit(X, y)
     two = cls(n_jobs=2, **kw).fit(X, y)
+    assert_array_equal(one.coef_, two.coef_)
+    assert_array_equal(one.intercept_, two.intercept_)
+    assert_array_equal(one.loss_curve_, two.loss_curve_)
+
+
+# ------------------------------------------------------------ SCENT threads
+@needs_openmp
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"negatives": "uniform"},
+        {"momentum": 1.0},
+        {"loss": "bsgd", "alpha": 1e-3},
+    ],
+    ids=["default", "uniform", "no-momentum", "bsgd"],
+)
+def test_scent_threads_give_the_one_thread_model(fmt, dtype, params):
+    # scores and gradient class by class, each in row order: the same
+    # model, bit for bit
+    X, y = make_softmax_classification(
+        600, 300, 40, density=0.03, random_state=1
+    )
+    X = X.astype(dtype)
+    if fmt == "dense":
+        X = X.toarray()
+    kw = dict(max_iter=2, tol=None, random_state=0, batch_size=64, **params)
+    one = SCENTClassifier(**kw).fit(X, y)
+    two = SCENTClassifier(n_jobs=2, **kw).fit(X, y)
     assert_array_equal(one.coef_, two.coef_)
     assert_array_equal(one.intercept_, two.intercept_)
     assert_array_equal(one.loss_curve_, two.loss_curve_)
