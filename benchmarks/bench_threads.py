@@ -114,8 +114,11 @@ def train(name, X, y, Xt, yt, epochs, n_jobs):
         est.fit(X, y)
         fit_seconds = time.perf_counter() - t
     del est._epoch
-    return est, float(np.mean(epoch_seconds)), fit_seconds, est.log_loss(
-        Xt, yt
+    return (
+        est,
+        float(np.mean(epoch_seconds)),
+        fit_seconds,
+        est.log_loss(Xt, yt),
     )
 
 
@@ -287,9 +290,7 @@ def main(argv=None):
     )
     for name in args.datasets:
         rows = args.test_rows or (80_000 if name == "tokens" else 20_000)
-        proba_rows = args.proba_rows or (
-            20_000 if name == "tokens" else 2_000
-        )
+        proba_rows = args.proba_rows or (20_000 if name == "tokens" else 2_000)
         X, y, Xt_all, yt_all, Xt, yt = load(name, rows)
         say(
             f"\n== {name}: {X.shape[0]:,} x {X.shape[1]:,} training rows, "

@@ -400,10 +400,16 @@ class ARSoftmaxClassifier(_BaseAugmentReduce):
     %(common_params)s
 
     n_jobs : int, default=None
-        Threads of the exact evaluation (``predict``, ``predict_proba``,
-        ``predict_topk``, ``log_loss``, ``score``, ...): None means 1, -1
-        every core, as in scikit-learn; OpenMP limits (``OMP_NUM_THREADS``,
-        threadpoolctl) are respected. Predictions do not depend on it.
+        Threads of the training epochs and of the exact evaluation
+        (``predict``, ``predict_proba``, ``predict_topk``, ``log_loss``,
+        ``score``, ...): None means 1, -1 every core, as in scikit-learn;
+        OpenMP limits (``OMP_NUM_THREADS``, threadpoolctl) are respected.
+        In training, the local steps of a minibatch's rows run on the
+        threads, and under the adaptive schedules (the default) the
+        global step class by class; the noise of Alg. 2 is drawn first
+        and every sum is taken in row or class order, so the model does
+        not depend on ``n_jobs`` (bit for bit). The other schedules'
+        global step runs on one thread.
 
     Attributes
     ----------
@@ -552,10 +558,16 @@ class ARProbitClassifier(_NoiseModelClassifier):
     %(common_params)s
 
     n_jobs : int, default=None
-        Threads of the exact evaluation (``predict``, ``predict_proba``,
-        ``predict_topk``, ``log_loss``, ``score``, ...): None means 1, -1
-        every core, as in scikit-learn; OpenMP limits (``OMP_NUM_THREADS``,
-        threadpoolctl) are respected. Predictions do not depend on it.
+        Threads of the training epochs and of the exact evaluation
+        (``predict``, ``predict_proba``, ``predict_topk``, ``log_loss``,
+        ``score``, ...): None means 1, -1 every core, as in scikit-learn;
+        OpenMP limits (``OMP_NUM_THREADS``, threadpoolctl) are respected.
+        In training, the local steps of a minibatch's rows run on the
+        threads, and under the adaptive schedules (the default) the
+        global step class by class; the noise of Alg. 2 is drawn first
+        and every sum is taken in row or class order, so the model does
+        not depend on ``n_jobs`` (bit for bit). The other schedules'
+        global step runs on one thread.
 
     Attributes
     ----------
@@ -603,10 +615,16 @@ class ARLogisticClassifier(_NoiseModelClassifier):
     %(common_params)s
 
     n_jobs : int, default=None
-        Threads of the exact evaluation (``predict``, ``predict_proba``,
-        ``predict_topk``, ``log_loss``, ``score``, ...): None means 1, -1
-        every core, as in scikit-learn; OpenMP limits (``OMP_NUM_THREADS``,
-        threadpoolctl) are respected. Predictions do not depend on it.
+        Threads of the training epochs and of the exact evaluation
+        (``predict``, ``predict_proba``, ``predict_topk``, ``log_loss``,
+        ``score``, ...): None means 1, -1 every core, as in scikit-learn;
+        OpenMP limits (``OMP_NUM_THREADS``, threadpoolctl) are respected.
+        In training, the local steps of a minibatch's rows run on the
+        threads, and under the adaptive schedules (the default) the
+        global step class by class; the noise of Alg. 2 is drawn first
+        and every sum is taken in row or class order, so the model does
+        not depend on ``n_jobs`` (bit for bit). The other schedules'
+        global step runs on one thread.
 
     Attributes
     ----------

@@ -330,19 +330,35 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             order="C",
             reset=first,
         )
-        _check_targets(y)
+        if first or y.dtype.kind not in "iub":
+            # integer labels are class labels whatever their values (and
+            # scikit-learn's check, np.unique over y, costs more the more
+            # distinct labels a batch has)
+            _check_targets(y)
         _check_partial_fit_first_call(self, classes)
         if self.classes_.shape[0] < 2:
             raise ValueError(
                 f"classes must hold at least 2 classes; got {self.classes_!r}."
             )
-        # O(n log K) against the sorted classes_, no pass over all classes
-        # (np.setdiff1d sorted all K of them on every call: 0.02 s of a
-        # 0.023 s call of 100 rows at K = 100,000, measured)
         n_classes = self.classes_.shape[0]
-        y_enc = np.searchsorted(self.classes_, y)
-        known = y_enc < n_classes
-        known[known] = self.classes_[y_enc[known]] == y[known]
+        if (
+            y.dtype.kind in "iu"
+            and self.classes_.dtype.kind in "iu"
+            and self.classes_[0] == 0
+            and self.classes_[-1] == n_classes - 1
+        ):
+            # classes_ is 0..K-1 (sorted and distinct): a label is its own
+            # code, O(n) (the binary search below took 0.28 ms of a 4.5 ms
+            # call of 1,000 rows at K = 100,000, measured)
+            y_enc = y.astype(np.intp, copy=False)
+            known = (y_enc >= 0) & (y_enc < n_classes)
+        else:
+            # O(n log K) against the sorted classes_, no pass over all
+            # classes (np.setdiff1d sorted all K of them on every call:
+            # 0.02 s of a 0.023 s call of 100 rows at K = 100,000)
+            y_enc = np.searchsorted(self.classes_, y)
+            known = y_enc < n_classes
+            known[known] = self.classes_[y_enc[known]] == y[known]
         if not known.all():
             unknown = np.unique(y[~known])
             raise ValueError(

@@ -203,6 +203,10 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         ``predict_topk``, ``log_loss``, ``score``, ...): None means 1, -1
         every core, as in scikit-learn; OpenMP limits (``OMP_NUM_THREADS``,
         threadpoolctl) are respected. Predictions do not depend on it.
+        Training runs on one thread: its cost is the dense curvature
+        algebra, which runs on one BLAS thread because OpenBLAS's threads
+        made the small rank-r updates of a step ten times slower
+        (doc/design.md).
 
     Attributes
     ----------

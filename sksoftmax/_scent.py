@@ -220,10 +220,15 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         Epochs without improvement before stopping.
 
     n_jobs : int, default=None
-        Threads of the exact evaluation (``predict``, ``predict_proba``,
-        ``predict_topk``, ``log_loss``, ``score``, ...): None means 1, -1
-        every core, as in scikit-learn; OpenMP limits (``OMP_NUM_THREADS``,
-        threadpoolctl) are respected. Predictions do not depend on it.
+        Threads of the training epochs and of the exact evaluation
+        (``predict``, ``predict_proba``, ``predict_topk``, ``log_loss``,
+        ``score``, ...): None means 1, -1 every core, as in scikit-learn;
+        OpenMP limits (``OMP_NUM_THREADS``, threadpoolctl) are respected.
+        In training, a minibatch's two passes over its rows and classes
+        (the scores and the gradient) run class by class on the threads,
+        each class in row order, so the model does not depend on
+        ``n_jobs`` (bit for bit); the per-row loss and the per-class step
+        run on one thread.
 
     Attributes
     ----------

@@ -80,17 +80,54 @@ def test_umax_one_chunk_matches_reference(fmt, dtype, alpha, schedule):
     order = np.arange(X.shape[0], dtype=np.intp)
     code = 2 if schedule == "invscaling" else 0
     status, obj, wsum, t, _, _ = kernel(
-        make_dataset(X, sw), wm, y, u_k, RandomState(11), order, 3, 1.0,
-        False, False, True, code, 0.05, 0.5, 0.5, 7, alpha,
-        np.inf, np.inf, np.inf, True, True, None, None, 2,
+        make_dataset(X, sw),
+        wm,
+        y,
+        u_k,
+        RandomState(11),
+        order,
+        3,
+        1.0,
+        False,
+        False,
+        True,
+        code,
+        0.05,
+        0.5,
+        0.5,
+        7,
+        alpha,
+        np.inf,
+        np.inf,
+        np.inf,
+        True,
+        True,
+        None,
+        None,
+        2,
     )
     assert status == 0
     ref_order, stream = _reference_draws(11, X.shape[0])
     assert_array_equal(order, ref_order)
     W, b, u, obj_ref, wsum_ref, t_ref = umax_epoch_reference(
-        X, y, sw, W, b, u, stream, m=3, delta=1.0, vanilla=False,
-        init_u=True, eta_epoch=0.05, eta0=0.5, schedule=schedule, t=7,
-        alpha=alpha, shuffle=False, order=ref_order,
+        X,
+        y,
+        sw,
+        W,
+        b,
+        u,
+        stream,
+        m=3,
+        delta=1.0,
+        vanilla=False,
+        init_u=True,
+        eta_epoch=0.05,
+        eta0=0.5,
+        schedule=schedule,
+        t=7,
+        alpha=alpha,
+        shuffle=False,
+        order=ref_order,
     )
     assert_allclose(wm.true_coef(), W, rtol=RTOL[dtype], atol=RTOL[dtype])
     assert_allclose(intercept, b, rtol=RTOL[dtype], atol=RTOL[dtype])
@@ -111,14 +148,42 @@ def test_implicit_one_chunk_matches_reference(fmt, dtype, alpha):
     kernel = implicit_epoch64 if dtype == np.float64 else implicit_epoch32
     order = np.arange(X.shape[0], dtype=np.intp)
     status, obj, wsum, t, *_ = kernel(
-        make_dataset(X, sw), wm, y, u_k, RandomState(3), order, 1, True,
-        0, 0.5, 0.5, 0.5, 0, alpha, True, True, None, None, False, 2,
+        make_dataset(X, sw),
+        wm,
+        y,
+        u_k,
+        RandomState(3),
+        order,
+        1,
+        True,
+        0,
+        0.5,
+        0.5,
+        0.5,
+        0,
+        alpha,
+        True,
+        True,
+        None,
+        None,
+        False,
+        2,
     )
     assert status == 0
     ref_order, stream = _reference_draws(3, X.shape[0])
     W, b, u, obj_ref, wsum_ref, t_ref = implicit_epoch_reference(
-        X, y, sw, W, b, u, stream, init_u=True, eta_epoch=0.5, alpha=alpha,
-        shuffle=False, order=ref_order,
+        X,
+        y,
+        sw,
+        W,
+        b,
+        u,
+        stream,
+        init_u=True,
+        eta_epoch=0.5,
+        alpha=alpha,
+        shuffle=False,
+        order=ref_order,
     )
     rtol = RTOL[dtype] * (10 if dtype == np.float64 else 1)
     assert_allclose(wm.true_coef(), W, rtol=rtol, atol=rtol)
@@ -141,14 +206,41 @@ def test_sampled_one_minibatch_matches_reference(fmt, dtype, loss, alpha):
     kernel = sampled_epoch64 if dtype == np.float64 else sampled_epoch32
     order = np.arange(X.shape[0], dtype=np.intp)
     status, obj, wsum, t, _, _ = kernel(
-        make_dataset(X, sw), wm, y, RandomState(8), order, LOSSES[loss],
-        X.shape[0], 4, 0, 0.3, 0.3, 0.5, 0, alpha, True, True, None, 2,
+        make_dataset(X, sw),
+        wm,
+        y,
+        RandomState(8),
+        order,
+        LOSSES[loss],
+        X.shape[0],
+        4,
+        0,
+        0.3,
+        0.3,
+        0.5,
+        0,
+        alpha,
+        True,
+        True,
+        None,
+        2,
     )
     assert status == 0
     ref_order, stream = _reference_draws(8, X.shape[0])
     W, b, obj_ref, wsum_ref, t_ref = sampled_epoch_reference(
-        X, y, sw, W, b, stream, loss=loss, batch_size=X.shape[0], m=4,
-        eta_epoch=0.3, alpha=alpha, shuffle=False, order=ref_order,
+        X,
+        y,
+        sw,
+        W,
+        b,
+        stream,
+        loss=loss,
+        batch_size=X.shape[0],
+        m=4,
+        eta_epoch=0.3,
+        alpha=alpha,
+        shuffle=False,
+        order=ref_order,
     )
     assert_allclose(wm.true_coef(), W, rtol=RTOL[dtype], atol=RTOL[dtype])
     assert_allclose(intercept, b, rtol=RTOL[dtype], atol=RTOL[dtype])
@@ -226,9 +318,7 @@ def test_threaded_fit_reaches_single_thread_objective(
 def test_threaded_fit_is_not_the_serial_one_but_keeps_eta0(problem):
     X, y = problem
     one = UMaxSoftmaxClassifier(max_iter=2, tol=None, random_state=0)
-    two = UMaxSoftmaxClassifier(
-        max_iter=2, tol=None, random_state=0, n_jobs=2
-    )
+    two = UMaxSoftmaxClassifier(max_iter=2, tol=None, random_state=0, n_jobs=2)
     one.fit(X, y)
     two.fit(X, y)
     # the pilot of eta0='auto' runs on one thread: the same step
@@ -283,7 +373,10 @@ def test_threaded_runaway_step_is_reported(problem, cls):
     # proximal step does not run away)
     X, y = problem
     kw = dict(
-        eta0=1e6, learning_rate="constant", max_iter=3, tol=None,
+        eta0=1e6,
+        learning_rate="constant",
+        max_iter=3,
+        tol=None,
         random_state=0,
     )
     serial = _outcome(cls(**kw), X, y)

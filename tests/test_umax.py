@@ -180,6 +180,65 @@ def test_partial_fit_rules(problem):
     assert clf.t_ == 200
 
 
+@pytest.mark.parametrize(
+    "labels",
+    [
+        np.arange(4),  # 0..K-1: a label is its own code
+        np.array([-3, 0, 5, 9]),
+        np.array([10, 11, 12, 13]),
+        np.array(["ant", "bee", "cat", "dog"]),
+        np.array([1.0, 2.0, 4.0, 8.0]),
+    ],
+    ids=["range", "negative", "offset", "strings", "floats"],
+)
+def test_partial_fit_label_encoding(problem, labels):
+    # every label set encodes to the same codes (classes_ sorted), so the
+    # models are the same; unknown labels are refused in every encoding
+    X, y = problem
+    clf = _quiet()
+    for lo in (0, 100, 200):
+        clf.partial_fit(
+            X[lo : lo + 100], labels[y[lo : lo + 100]], classes=labels
+        )
+    ref = _quiet()
+    for lo in (0, 100, 200):
+        ref.partial_fit(
+            X[lo : lo + 100], y[lo : lo + 100], classes=np.arange(4)
+        )
+    assert_array_equal(clf.classes_, labels)
+    assert_array_equal(clf.coef_, ref.coef_)
+    assert_array_equal(clf.predict(X[:50]), labels[ref.predict(X[:50])])
+    bad = {
+        "range": [4, -1],
+        "negative": [1],
+        "offset": [9, 14],
+        "strings": ["eel"],
+        "floats": [3.0],
+    }
+    name = (
+        "strings"
+        if labels.dtype.kind == "U"
+        else (
+            "floats"
+            if labels.dtype.kind == "f"
+            else (
+                "range"
+                if labels[0] == 0
+                else "negative" if labels[0] < 0 else "offset"
+            )
+        )
+    )
+    for label in bad[name]:
+        y_bad = labels[y[:10]].copy()
+        y_bad[3] = label
+        with pytest.raises(ValueError, match="labels not in classes"):
+            clf.partial_fit(X[:10], y_bad)
+    if labels.dtype.kind != "U":
+        # a continuous target is refused on later calls too
+        with pytest.raises(ValueError, match="continuous|Unknown label"):
+            clf.partial_fit(X[:10], np.linspace(0.1, 0.9, 10))
+
+
 def test_partial_fit_all_zero_weights_changes_nothing(problem):
     X, y = problem
     clf = _quiet().partial_fit(X[:100], y[:100], classes=np.arange(4))
@@ -293,8 +352,7 @@ def test_verbose_prints_one_line_per_epoch(problem, capsys):
     ]
     assert len(lines) == 3
     assert re.match(
-        r"Epoch 2: [\d.]+ s, objective estimate [\d.]+, "
-        r"[\d,]+ rows/s",
+        r"Epoch 2: [\d.]+ s, objective estimate [\d.]+, " r"[\d,]+ rows/s",
         lines[1],
     )
 
@@ -432,9 +490,28 @@ def test_mean_stochastic_gradient_is_the_full_gradient(sampler):
         for r in range(n_draws):
             coef, intercept, u_r = W.copy(), b.copy(), u[i : i + 1].copy()
             status, obj, *_ = umax_epoch64(
-                ds, make_weight_matrix(coef, intercept), yi, u_r, rng,
-                np.zeros(1, dtype=np.intp), m, 1.0, True, False, False, 0,
-                eta, eta, 0.5, 0, 0.0, np.inf, np.inf, np.inf, True, False,
+                ds,
+                make_weight_matrix(coef, intercept),
+                yi,
+                u_r,
+                rng,
+                np.zeros(1, dtype=np.intp),
+                m,
+                1.0,
+                True,
+                False,
+                False,
+                0,
+                eta,
+                eta,
+                0.5,
+                0,
+                0.0,
+                np.inf,
+                np.inf,
+                np.inf,
+                True,
+                False,
                 table,
             )
             assert status == 0
