@@ -180,6 +180,7 @@ def test_partial_fit_rules(problem):
     assert clf.t_ == 200
 
 
+@pytest.mark.kernel
 @pytest.mark.parametrize(
     "labels",
     [
