@@ -105,7 +105,14 @@ def extensions():
             define_macros=macros,
             # no errno or FP-exception state is read anywhere: without them
             # sqrt is one instruction and branch-free loops vectorise
-            extra_compile_args=["-O3", "-fno-math-errno", "-fno-trapping-math"]
+            # -g0: no debug info (Python's own CFLAGS ask for -g, which
+            # doubled the size of the installed package)
+            extra_compile_args=[
+                "-O3",
+                "-fno-math-errno",
+                "-fno-trapping-math",
+                "-g0",
+            ]
             + omp,
             extra_link_args=omp,
         )
