@@ -321,32 +321,55 @@ def test_probit_and_logistic_quadrature_error_and_monte_carlo(noise):
                     wins / 400000, atol=4e-3)
 
 
-def _mp_log_proba(psi, noise):
-    """log p_k of eq. 5 by mpmath at 30 digits (the high-precision
-    reference), integrating each class over its own breakpoints."""
+def _mp_log_proba(psi, noise, dps=20):
+    """log p_k of eq. 5 by mpmath (the high-precision reference).
+
+    Each class is integrated around its own peak: the integrand is
+    log-concave, located on a fine float grid, and split there into 20
+    pieces, plus the two infinite ends (integrating all classes over the
+    same cuts missed the peak of a class far behind)."""
     mp = pytest.importorskip("mpmath")
-    mp.mp.dps = 30
+    mp.mp.dps = dps
     if noise == "normal":
-        pdf, cdf = mp.npdf, mp.ncdf
+
+        def lcdf(z):
+            return mp.log(mp.ncdf(z))
+
+        def lpdf(z):
+            return -z * z / 2 - mp.log(mp.sqrt(2 * mp.pi))
+
+        def flt(z):
+            return log_ndtr(z), -0.5 * z * z
+
     else:
 
-        def cdf(z):
-            return 1 / (1 + mp.exp(-z))
+        def lcdf(z):
+            return -mp.log1p(mp.exp(-z))
 
-        def pdf(z):
-            return cdf(z) * (1 - cdf(z))
+        def lpdf(z):
+            return lcdf(z) + lcdf(-z)
 
-    psi = [mp.mpf(float(v)) for v in psi]
+        def flt(z):
+            lc = -np.logaddexp(0.0, -z)
+            return lc, lc - np.logaddexp(0.0, z)
+
+    psi = np.asarray(psi, dtype=np.float64)
+    ts = np.linspace(psi.min() - 60, psi.max() + 60, 100001)
+    lc, lp = flt(ts[:, None] - psi)
+    mpsi = [mp.mpf(float(v)) for v in psi]
     out = []
-    for k, pk in enumerate(psi):
+    for k, pk in enumerate(mpsi):
+        hs = lp[:, k] + lc.sum(1) - lc[:, k]
+        keep = np.flatnonzero(hs > hs.max() - 80)
+        a, b = ts[max(keep[0] - 1, 0)], ts[min(keep[-1] + 1, ts.size - 1)]
+        h_top = mp.mpf(float(hs.max()))
 
         def f(t, k=k, pk=pk):
-            rest = [cdf(t - pj) for j, pj in enumerate(psi) if j != k]
-            return pdf(t - pk) * mp.fprod(rest)
+            rest = mp.fsum(lcdf(t - pj) for j, pj in enumerate(mpsi) if j != k)
+            return mp.exp(lpdf(t - pk) + rest - h_top)
 
-        cuts = sorted({min(psi) - 60, pk, (pk + max(psi)) / 2, max(psi)})
-        out.append(mp.log(mp.quad(f, [-mp.inf, *cuts, max(psi) + 60,
-                                      mp.inf])))
+        cuts = [mp.mpf(float(c)) for c in np.linspace(a, b, 21)]
+        out.append(mp.log(mp.quad(f, [-mp.inf, *cuts, mp.inf])) + h_top)
     return np.array([float(v) for v in out])
 
 
@@ -386,6 +409,104 @@ def test_quadrature_limits_at_huge_score_gaps(noise, gap):
         assert_allclose(p[0], ref, rtol=0, atol=1e-15)
     else:  # every other class is below 1e-300: exactly 0 in float64
         assert np.all(p[0, [0, 1, 3]] == 0.0)
+
+
+@pytest.mark.parametrize("noise", ["normal", "logistic"])
+def test_log_proba_of_classes_far_behind(noise):
+    """Classes whose mass lies where F(t) < TAIL, left of the row's grid:
+    their log-probabilities to 1e-9 relative against mpmath (before the
+    extension of issue 15, normal psi = (0, -0.5, -50) gave -1009 for the
+    last class against -833.0907)."""
+    for psi in ([0.0, -0.5, -50.0], [0.0, -3.0, -20.0, -70.0]):
+        ref = _mp_log_proba(psi, noise)
+        got = noise_log_proba(np.array([psi]), noise)[0]
+        assert_allclose(got, ref, rtol=1e-9, atol=1e-12)
+    if noise == "normal":
+        assert noise_log_proba(np.array([[0.0, -0.5, -50.0]]), noise)[
+            0, 2
+        ] == pytest.approx(-833.0907052, abs=1e-6)
+
+
+@pytest.mark.parametrize("noise", ["normal", "logistic"])
+def test_log_proba_against_a_finer_quadrature(noise):
+    """Every class of rows with scores spread over tens of noise units
+    (classes far behind the top in most rows): the default quadrature,
+    grid extensions included, agrees with one of four times the nodes
+    and panels a quarter as wide to 1e-10 relative."""
+    import sksoftmax._quadrature as quad
+
+    rng = np.random.default_rng(7)
+    psi = (
+        rng.normal(0.0, 1.0, (120, 30))
+        * np.repeat([3.0, 5.0, 10.0], 40)[:, None]
+    )
+    got = noise_log_proba(psi, noise)
+    kappa, nodes = quad.KAPPA, quad.EXTENSION_NODES
+    try:
+        quad.KAPPA, quad.EXTENSION_NODES = kappa / 4, 2 * nodes
+        fine = noise_log_proba(psi, noise, panel_width=0.5, n_nodes=24)
+    finally:
+        quad.KAPPA, quad.EXTENSION_NODES = kappa, nodes
+    assert np.all(np.isfinite(got))
+    assert got.min() < -100.0 if noise == "normal" else got.min() < -20.0
+    assert_allclose(got, fine, rtol=1e-10, atol=1e-12)
+    # and no class's integrand holds mass right of the grid (the design's
+    # argument: there F > 1 - TAIL and each integrand is below phi's tail)
+    rel = psi - psi.max(axis=1, keepdims=True)
+    t_hi = quad.support(rel, noise)[1]
+    h, slope, _ = quad._local_terms(t_hi, rel, noise)
+    assert not quad._outside(h, slope, got, -1).any()
+
+
+@pytest.mark.parametrize("noise", ["normal", "logistic"])
+@pytest.mark.parametrize(
+    "gap", [30.0, 100.0, 500.0, 3e3, 1e4, 1e6, 1e20, 1e100, 1e300]
+)
+def test_log_proba_at_any_gap_against_closed_forms(noise, gap):
+    """Two classes: p = Phi(-gap / sqrt 2) (normal), and for logistic
+    noise (the difference of two logistic variables) p = ((g - 1) e^g +
+    1) / (e^g - 1)^2. Within the panels' reach (gaps of hundreds of noise
+    units) to 1e-9 relative, beyond it by the asymptotic expansion to
+    1e-4 (measured 1.3e-5 at 1,500, 3.7e-6 at 3,000); the top class has
+    log p 0 exactly."""
+    log_p = noise_log_proba(np.array([[0.0, -gap]]), noise)[0]
+    if noise == "normal":
+        exact = log_ndtr(-gap / np.sqrt(2.0))
+    else:
+        exact = (
+            -gap
+            + np.log(gap - 1.0 + np.exp(-gap))
+            - 2.0 * np.log1p(-np.exp(-gap))
+        )
+    assert log_p[0] == 0.0 or gap < 100.0
+    if np.isinf(exact):  # -gap^2 / 4 beyond float range: -inf there too
+        assert log_p[1] == -np.inf
+    else:
+        rtol = 1e-9 if gap <= 500.0 else 1e-4
+        assert_allclose(log_p[1], exact, rtol=rtol)
+
+
+@pytest.mark.parametrize("noise", ["normal", "logistic"])
+def test_far_asymptotics_against_a_longer_quadrature(noise):
+    """Rows with a cluster at the top and classes 1,500 noise units
+    behind (beyond the panels' reach: the asymptotic expansion): within
+    1e-3 relative of a quadrature allowed 40 times the panels."""
+    import sksoftmax._quadrature as quad
+
+    rng = np.random.default_rng(3)
+    psi = np.hstack(
+        [rng.normal(0, 2, (6, 5)), rng.normal(-1500.0, 3.0, (6, 3))]
+    )
+    got = noise_log_proba(psi, noise)
+    cap = quad.MAX_EXTENSION_PANELS
+    try:
+        quad.MAX_EXTENSION_PANELS = 40 * cap
+        long = noise_log_proba(psi, noise)
+    finally:
+        quad.MAX_EXTENSION_PANELS = cap
+    assert_allclose(got[:, :5], long[:, :5], rtol=1e-12, atol=1e-14)
+    assert_allclose(got[:, 5:], long[:, 5:], rtol=1e-3)
+    assert np.all(got[:, 5:] < -1000.0)
 
 
 @pytest.mark.parametrize("Est", [ARProbitClassifier, ARLogisticClassifier])
