@@ -145,12 +145,13 @@ default=None
     >>> from sksoftmax.metrics import neg_log_loss_scorer
     >>> X, y = make_softmax_classification(
     ...     n_samples=600, n_features=50, n_classes=5, random_state=0)
-    >>> clf = UMaxSoftmaxClassifier(max_iter=5, tol=None, random_state=0).fit(X, y)
+    >>> clf = UMaxSoftmaxClassifier(max_iter=5, tol=None, random_state=0)
+    >>> clf = clf.fit(X, y)
     >>> bool(neg_log_loss_scorer(clf, X, y) == -clf.log_loss(X, y))
     True
     >>> scores = cross_val_score(
-    ...     UMaxSoftmaxClassifier(max_iter=5, tol=None, random_state=0), X, y, cv=3,
-    ...     scoring=neg_log_loss_scorer)
+    ...     UMaxSoftmaxClassifier(max_iter=5, tol=None, random_state=0),
+    ...     X, y, cv=3, scoring=neg_log_loss_scorer)
     >>> bool((scores < 0).all())
     True
     """
