@@ -102,9 +102,11 @@ def _dask_log_loss(model, X, y, sample_weight):
 def neg_log_loss_scorer(estimator, X, y, sample_weight=None):
     """Negative exact mean log-loss, as a scikit-learn scorer.
 
-    A callable to pass as ``scoring=`` wherever scikit-learn or dask-ml take
-    one (``GridSearchCV``, ``cross_validate``, dask-ml's ``Incremental``
-    and ``ParallelPostFit``). It returns ``-estimator.log_loss(X, y)``: the
+    A callable to pass as ``scoring=`` wherever scikit-learn takes one
+    (``GridSearchCV``, ``cross_validate``, also under joblib's dask
+    backend), or to call as ``neg_log_loss_scorer(model, X, y)`` on a
+    fitted model or a fitted dask-ml ``Incremental`` / ``ParallelPostFit``
+    with dask arrays. It returns ``-estimator.log_loss(X, y)``: the
     estimators' exact log-loss, computed without the (n_samples, n_classes)
     probability matrix that scikit-learn's ``'neg_log_loss'`` forms, and
     greater is better, as for every scorer.
@@ -116,7 +118,11 @@ def neg_log_loss_scorer(estimator, X, y, sample_weight=None):
     arrays. This is the working replacement of dask-ml's
     ``scoring='neg_log_loss'``, which fails with scikit-learn >= 1.6
     (``TypeError: log_loss() got an unexpected keyword argument
-    'needs_proba'``).
+    'needs_proba'``). Call it directly there rather than as
+    ``Incremental(scoring=neg_log_loss_scorer)``: dask-ml 2025.1's
+    ``score`` on dask arrays treats any callable ``scoring`` as a metric
+    ``(y_true, y_pred)`` and fails (``unexpected keyword argument
+    'compute'``).
 
     Parameters
     ----------
