@@ -43,6 +43,8 @@ exclude_patterns = [
 ]
 root_doc = "index"
 default_role = "literal"
+# the page tables of contents list methods as fit(), not Class.fit()
+toc_object_entries_show_parents = "hide"
 nitpicky = False
 
 # -- autodoc / autosummary / numpydoc ---------------------------------------

@@ -380,7 +380,7 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
 
 @_fill_doc
 class ARSoftmaxClassifier(_BaseAugmentReduce):
-    """Softmax regression fitted by augment and reduce (Ruiz et al., Alg. 1).
+    """Softmax regression by augment and reduce (Ruiz et al., Algorithm 1).
 
     Maximises the bound of eq. 8 on every row's log-likelihood,
     ``L_n = 1 - log eta_n - (1 + sum_{k != y_n} exp(psi_k - psi_y)) / eta_n``
@@ -539,7 +539,7 @@ class _NoiseModelClassifier(_BaseAugmentReduce):
 
 @_fill_doc
 class ARProbitClassifier(_NoiseModelClassifier):
-    """Multinomial probit regression by augment and reduce (Alg. 2).
+    """Multinomial probit regression by augment and reduce (Algorithm 2).
 
     The class is ``argmax_k (psi_k + eps_k)`` with ``psi_k = x.w_k + b_k``
     and independent standard normal ``eps_k``. Each row n keeps a Gaussian
@@ -602,7 +602,7 @@ class ARProbitClassifier(_NoiseModelClassifier):
 
 @_fill_doc
 class ARLogisticClassifier(_NoiseModelClassifier):
-    """Multinomial logistic regression by augment and reduce (Alg. 2).
+    """Multinomial logistic regression by augment and reduce (Algorithm 2).
 
     As :class:`ARProbitClassifier` with standard logistic noise
     ``phi(eps) = sigma(eps) sigma(-eps)``, ``Phi = sigma`` (Sec. 3.2) and a

@@ -20,7 +20,7 @@ class UMaxSoftmaxClassifier(
     AveragingMixin,
     DoubleSumSoftmaxClassifier,
 ):
-    """Softmax regression fitted by U-max (Fagan & Iyengar 2018, Alg. 2).
+    """Softmax regression by U-max (Fagan & Iyengar 2018, Algorithm 2).
 
     Minimises the mean log-loss ``-log p(y_i | x_i)`` of a linear softmax
     model plus ``alpha / 2 * ||coef_||_F^2`` through its double-sum
