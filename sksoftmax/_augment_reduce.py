@@ -31,14 +31,14 @@ _GAMMA0 = float(np.log(np.expm1(1.0)))
 
 _COMMON_PARAMS_DOC = """
     n_sampled_classes : int or 'auto', default='auto'
-        |S|, the classes drawn per row and step, without replacement, from
+        ``|S|``, the classes drawn per row and step, without replacement, from
         the K - 1 classes other than the row's label. 'auto' is the paper's
         Bibtex setting, 20, or K - 1 if smaller; an int larger than K - 1 is
         lowered to K - 1 with a UserWarning (the package's rule for
         samplers without replacement; then every class is used: the exact
         bound). The value used is ``n_sampled_classes_``.
     batch_size : int or 'auto', default='auto'
-        |B|, the rows of one global step. 'auto' is the paper's Bibtex
+        ``|B|``, the rows of one global step. 'auto' is the paper's Bibtex
         setting scaled to the data: a tenth of the rows, at most 488.
     local_schedule : {'row', 'global'}, default='row'
         The t of the local step size ``a_t = a_0 (1 + t)^-0.9`` (a_0 = 1 for
@@ -69,7 +69,7 @@ _COMMON_PARAMS_DOC = """
             'constant', 'invscaling'}, default='auto'
         'auto': 'adagrad' for the softmax, 'adaptive' (the paper's) for
         probit and logistic. Both keep one float64 array of the size of
-        [coef_ | intercept_].
+        ``[coef_ | intercept_]``.
 
         'adagrad' (Duchi, Hazan & Singer 2011): per coordinate,
         ``rho_0 g_t / (1 + sqrt(s_t))``, ``s_t = s_{t-1} + g_t^2``, g the
@@ -135,7 +135,7 @@ _COMMON_ATTRS_DOC = """
     intercept_ : ndarray of shape (n_classes,)
         Class biases (zeros if ``fit_intercept=False``).
     n_sampled_classes_ : int
-        |S| as used: 'auto' resolved, an int above K - 1 lowered to it.
+        ``|S|`` as used: 'auto' resolved, an int above K - 1 lowered to it.
     n_iter_ : int
         Epochs run by the last ``fit`` (1 after ``partial_fit``).
     t_ : int
@@ -152,7 +152,7 @@ _COMMON_ATTRS_DOC = """
         Exact validation log-loss per epoch (``early_stopping`` only).
     n_features_in_ : int
         Number of features seen in ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Feature names, when X has string column names."""
 
 
@@ -380,7 +380,7 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
 
 @_fill_doc
 class ARSoftmaxClassifier(_BaseAugmentReduce):
-    """Softmax regression fitted by augment and reduce (Ruiz et al., Alg. 1).
+    """Softmax regression by augment and reduce (Ruiz et al., Algorithm 1).
 
     Maximises the bound of eq. 8 on every row's log-likelihood,
     ``L_n = 1 - log eta_n - (1 + sum_{k != y_n} exp(psi_k - psi_y)) / eta_n``
@@ -390,7 +390,7 @@ class ARSoftmaxClassifier(_BaseAugmentReduce):
     ``eta_n <- (1 - a_t) eta_n + a_t eta~_n`` with
     ``eta~_n = 1 + (K-1)/|S| sum_{k in S} exp(psi_k - psi_y)`` and
     ``a_t = (1 + t)^-0.9``), then a step on W and b along the gradient of
-    eq. 8 (global step). A step costs O(|S| nnz(x)) whatever the number of
+    eq. 8 (global step). A step costs ``O(|S| nnz(x))`` whatever the number of
     classes; the bound equals the log-likelihood at
     ``eta_n = 1 + sum_k exp(psi_k - psi_y)``, so its maximiser is the
     softmax maximum likelihood. ``predict_proba`` is the exact softmax.
@@ -419,12 +419,12 @@ class ARSoftmaxClassifier(_BaseAugmentReduce):
     -----
     Why 'adagrad' and not the paper's 'adaptive' by default: a
     coordinate (k, j) of W has a gradient only when class k is the label
-    or one of the |S| classes drawn for a row with feature j. At many
+    or one of the ``|S|`` classes drawn for a row with feature j. At many
     classes that is rare, and between two touches the paper's s decays by
     0.9 per global step, so at a touch s is about 0.1 g^2 and the step is
     about ``rho_t / sqrt(0.1)`` times the *sign* of g, whatever its size:
-    the importance weights (K - 1) / |S| no longer scale the steps, a class
-    drawn as a negative about |S| K / N_k times as often as it is a label
+    the importance weights ``(K - 1) / |S|`` no longer scale the steps, a class
+    drawn as a negative about ``|S| K / N_k`` times as often as it is a label
     is pushed down by count, not by probability, and the expected step
     stops following the gradient. AdaGrad's sum keeps the coordinate's
     history, so a touch moves it in proportion to its gradient against the
@@ -539,7 +539,7 @@ class _NoiseModelClassifier(_BaseAugmentReduce):
 
 @_fill_doc
 class ARProbitClassifier(_NoiseModelClassifier):
-    """Multinomial probit regression by augment and reduce (Alg. 2).
+    """Multinomial probit regression by augment and reduce (Algorithm 2).
 
     The class is ``argmax_k (psi_k + eps_k)`` with ``psi_k = x.w_k + b_k``
     and independent standard normal ``eps_k``. Each row n keeps a Gaussian
@@ -602,7 +602,7 @@ class ARProbitClassifier(_NoiseModelClassifier):
 
 @_fill_doc
 class ARLogisticClassifier(_NoiseModelClassifier):
-    """Multinomial logistic regression by augment and reduce (Alg. 2).
+    """Multinomial logistic regression by augment and reduce (Algorithm 2).
 
     As :class:`ARProbitClassifier` with standard logistic noise
     ``phi(eps) = sigma(eps) sigma(-eps)``, ``Phi = sigma`` (Sec. 3.2) and a

@@ -1004,7 +1004,7 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         return out
 
     def decision_function(self, X):
-        """Class scores X @ coef_.T + intercept_.
+        """Class scores ``X @ coef_.T + intercept_``.
 
         For two classes, the log-odds of ``classes_[1]`` (shape
         (n_samples,)), as in scikit-learn's LogisticRegression.

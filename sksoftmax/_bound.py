@@ -230,7 +230,7 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         Exact validation log-loss per epoch (``early_stopping`` only).
     n_features_in_ : int
         Number of features seen in ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Feature names, when X has string column names.
 
     Notes

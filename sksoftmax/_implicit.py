@@ -137,7 +137,7 @@ early_stopping, validation_fraction, n_iter_no_change
         3.29 against 3.29 on a 20,000-class Zipfian set, 2.92 against
         2.91 on Bibtex. ``False`` is Alg. 1 as published. Not applied
         with ``learning_rate='adagrad'``, whose 'auto' rule was measured
-        without it: on scikit-learn's three-blob check (eta0_ 900) the
+        without it: on scikit-learn's three-blob check (``eta0_`` 900) the
         raise lowered training accuracy from 0.90 to 0.80.
     average : bool or int, default=False
         Iterate averaging, as in :class:`UMaxSoftmaxClassifier`: the mean

@@ -84,7 +84,7 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         'minmin': the min-min objective above with ``nu`` (SCENT, SOX,
         SGD). 'bsgd': the text's BSGD comparator, the in-batch softmax
         cross-entropy without ``nu``,
-        ``log(1 + c_i mean_{j in N_i} exp(R_ij))``, with c_i = |N_i|
+        ``log(1 + c_i mean_{j in N_i} exp(R_ij))``, with ``c_i = |N_i|``
         (in-batch: each negative counted once) or K - 1 (uniform);
         with 'in_batch_weighted' c_i mean_{j in N_i} exp(R_ij) becomes the
         weighted estimate of sum_{j != y_i} exp(R_ij) (``negatives``). The
@@ -255,7 +255,7 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         Exact validation log-loss per epoch (``early_stopping`` only).
     n_features_in_ : int
         Number of features seen in ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Feature names, when X has string column names.
 
     Notes

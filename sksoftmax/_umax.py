@@ -20,7 +20,7 @@ class UMaxSoftmaxClassifier(
     AveragingMixin,
     DoubleSumSoftmaxClassifier,
 ):
-    """Softmax regression fitted by U-max (Fagan & Iyengar 2018, Alg. 2).
+    """Softmax regression by U-max (Fagan & Iyengar 2018, Algorithm 2).
 
     Minimises the mean log-loss ``-log p(y_i | x_i)`` of a linear softmax
     model plus ``alpha / 2 * ||coef_||_F^2`` through its double-sum
@@ -257,7 +257,7 @@ class UMaxSoftmaxClassifier(
         Exact validation log-loss per epoch (``early_stopping`` only).
     n_features_in_ : int
         Number of features seen in ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Feature names, when X has string column names.
 
     Notes
