@@ -99,9 +99,8 @@ t0 = time.process_time()
 search.fit(docs_train, y_train)
 search_seconds = time.process_time() - t0
 best = search.best_estimator_
-print(
-    f"grid search: {search_seconds:.1f} CPU s for {len(search.cv_results_['params']) * 3 + 1} fits"
-)
+n_fits = 3 * len(search.cv_results_["params"]) + 1  # folds x grid + refit
+print(f"grid search: {search_seconds:.1f} CPU s for {n_fits} fits")
 print("best parameters:", search.best_params_)
 print(f"best cross-validated log-loss: {-search.best_score_:.4f}")
 
@@ -143,16 +142,13 @@ prior = np.array([np.mean(y_train == c) for c in np.unique(y_train)])
 prior_loss = -np.mean(
     np.log(prior[np.searchsorted(np.unique(y_train), y_test)])
 )
-print(
-    f"\n{'pipeline':38s} {'test log-loss':>13s} {'accuracy':>9s} {'fit CPU s':>9s}"
-)
-print(
-    f"{'TF-IDF -> ImplicitSGDClassifier (tuned)':38s} {sk_loss:13.4f} {sk_acc:9.4f} {sk_seconds:9.2f}"
-)
-print(
-    f"{'TF-IDF -> LogisticRegression (C=1)':38s} {lr_loss:13.4f} {lr_acc:9.4f} {lr_seconds:9.2f}"
-)
-print(f"{'class prior':38s} {prior_loss:13.4f}")
+print(f"\n{'pipeline':39s} test log-loss  accuracy  fit CPU s")
+for name, loss, acc, seconds in [
+    ("TF-IDF -> ImplicitSGDClassifier (tuned)", sk_loss, sk_acc, sk_seconds),
+    ("TF-IDF -> LogisticRegression (C=1)", lr_loss, lr_acc, lr_seconds),
+]:
+    print(f"{name:39s} {loss:13.4f} {acc:9.4f} {seconds:10.2f}")
+print(f"{'class prior':39s} {prior_loss:13.4f}")
 
 # %%
 # The grid
