@@ -158,7 +158,6 @@ fig.tight_layout()
 # 1,000 random test rows), ``eta0=0.1`` gave the probit model a log-loss of
 # 2.88 against 3.51 with the default step and an accuracy of 0.35 against
 # 0.27 (the logistic model: 2.94 against 3.69, and 0.34 against 0.25), so
-# much of the gap
-# printed above is the default step, not the model. Since the
-# argmax of the utilities is the prediction for all three, their accuracies
-# differ only through the weights learned, not through the link.
+# much of the gap printed above is the default step, not the model. Since
+# the argmax of the utilities is the prediction for all three, their
+# accuracies differ only through the weights learned, not through the link.
