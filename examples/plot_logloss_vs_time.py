@@ -53,7 +53,8 @@ except FileNotFoundError:
         n_samples=7500,
         n_features=2000,
         n_classes=150,
-        density=0.03,
+        density=0.005,
+        topic_weight=0.2,  # about 10 words a row: not separable
         random_state=0,
     )
     X_train, y_train, X_test, y_test = X[:5000], y[:5000], X[5000:], y[5000:]

@@ -24,7 +24,7 @@ and over-regularised on these features.
 # %%
 # Documents from the standard library
 # -----------------------------------
-# Every ``\"\"\"...\"\"\"`` string of at least five words in the standard
+# Every ``"""..."""`` string of at least five words in the standard
 # library's ``.py`` files (test suites, IDLE and third-party
 # ``site-packages`` left out) is a document; its class is the top-level
 # module or package of the file. A regular expression, not ``ast``, finds
