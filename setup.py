@@ -48,7 +48,7 @@ def mode_changed():
 
 def expand_templates():
     """Write foo.pyx / foo.pxd from foo.pyx.tp / foo.pxd.tp when stale."""
-    for tp in sorted(PKG.glob("*.tp")):
+    for tp in sorted(PKG.rglob("*.tp")):
         out = tp.with_suffix("")
         if out.exists() and out.stat().st_mtime >= tp.stat().st_mtime:
             continue
@@ -132,7 +132,7 @@ def extensions(force):
     omp = openmp_flags()
     tree = create_dependency_tree()
     stale, fresh = [], []
-    for pyx in sorted(PKG.glob("*.pyx")):
+    for pyx in sorted(PKG.rglob("*.pyx")):
         c_file = pyx.with_suffix(".c")
         up_to_date = (
             not force
@@ -141,7 +141,7 @@ def extensions(force):
         )
         source = c_file if up_to_date else pyx
         ext = Extension(
-            f"sksoftmax.{pyx.stem}",
+            ".".join(pyx.relative_to(HERE).with_suffix("").parts),
             [str(source.relative_to(HERE))],
             include_dirs=[np.get_include()],
             define_macros=macros,

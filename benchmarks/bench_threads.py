@@ -50,7 +50,7 @@ from sksoftmax import (
     SCENTClassifier,
     UMaxSoftmaxClassifier,
 )
-from sksoftmax._openmp import max_threads
+from sksoftmax._shared._openmp import max_threads
 from sksoftmax.datasets import (
     make_python_tokens,
     make_softmax_classification,

@@ -11,7 +11,7 @@ from ._augment_reduce import (
 )
 from ._bound import StochasticBoundClassifier
 from ._implicit import ImplicitSGDClassifier
-from ._openmp import openmp_enabled
+from ._shared._openmp import openmp_enabled
 from ._sampled import SampledSoftmaxClassifier
 from ._scent import SCENTClassifier
 from ._umax import UMaxSoftmaxClassifier

@@ -18,7 +18,7 @@ Memory: O(n_features), not O(n_classes * n_features).
 import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
-from ._adagrad import make_adagrad
+from ._shared._adagrad import make_adagrad
 from ._sgd_schedule import ADAGRAD, PER_FEATURE_SCHEDULES
 
 # the schedules of the estimators that take per-feature steps; the others

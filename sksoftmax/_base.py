@@ -32,9 +32,9 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._dataset import make_dataset
+from ._shared._dataset import make_dataset
 from ._eta0_pilot import pilot_eta0
-from ._evaluation import (
+from ._shared._evaluation import (
     FULL_MODES,
     dense_rows_32,
     dense_rows_64,
@@ -46,10 +46,10 @@ from ._evaluation import (
     sparse_rows_32,
     sparse_rows_64,
 )
-from ._openmp import effective_n_threads, openmp_enabled
-from ._random import RandomState
+from ._shared._openmp import effective_n_threads, openmp_enabled
+from ._shared._random import RandomState
 from ._sgd_schedule import SCHEDULES
-from ._weight_matrix import make_weight_matrix
+from ._shared._weight_matrix import make_weight_matrix
 from .exceptions import DivergenceError
 
 

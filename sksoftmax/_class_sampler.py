@@ -14,7 +14,7 @@ from numbers import Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._random import AliasTable
+from ._shared._random import AliasTable
 
 SAMPLER_CONSTRAINTS = {
     "sampler": [StrOptions({"uniform", "frequency"})],

@@ -73,8 +73,8 @@ import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.utils import check_random_state
 
-from ._dataset import make_dataset
-from ._random import RandomState
+from ._shared._dataset import make_dataset
+from ._shared._random import RandomState
 from .exceptions import DivergenceError
 
 PILOT_MIN_ROWS = 500

@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from sksoftmax._random import AliasTable
+from sksoftmax._shared._random import AliasTable
 
 
 def clone_rng(rng):

@@ -20,12 +20,12 @@ from sksoftmax import (
     StochasticBoundClassifier,
     UMaxSoftmaxClassifier,
 )
-from sksoftmax._adagrad import make_adagrad
-from sksoftmax._dataset import make_dataset
+from sksoftmax._shared._adagrad import make_adagrad
+from sksoftmax._shared._dataset import make_dataset
 from sksoftmax._implicit_fast import implicit_epoch32, implicit_epoch64
-from sksoftmax._random import AliasTable, RandomState
+from sksoftmax._shared._random import AliasTable, RandomState
 from sksoftmax._umax_fast import umax_epoch32, umax_epoch64
-from sksoftmax._weight_matrix import make_weight_matrix
+from sksoftmax._shared._weight_matrix import make_weight_matrix
 
 from _reference import (
     clone_rng,

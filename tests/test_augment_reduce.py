@@ -17,16 +17,16 @@ from sksoftmax import (
     DivergenceError,
 )
 from sksoftmax._augment_reduce_fast import ar_epoch32, ar_epoch64
-from sksoftmax._dataset import make_dataset
+from sksoftmax._shared._dataset import make_dataset
 from sksoftmax._quadrature import noise_log_proba
-from sksoftmax._random import RandomState
-from sksoftmax._special import (
+from sksoftmax._shared._random import RandomState
+from sksoftmax._shared._special import (
     _log_ndtr_mills_arrays,
     log_ndtr_array,
     log_sigmoid_array,
     ndtr_mills_array,
 )
-from sksoftmax._weight_matrix import make_weight_matrix
+from sksoftmax._shared._weight_matrix import make_weight_matrix
 from sksoftmax.datasets import make_softmax_classification
 
 from _reference import (

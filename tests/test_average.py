@@ -17,8 +17,8 @@ from sksoftmax import (
     SampledSoftmaxClassifier,
     UMaxSoftmaxClassifier,
 )
-from sksoftmax._random import RandomState
-from sksoftmax._weight_matrix import make_weight_matrix
+from sksoftmax._shared._random import RandomState
+from sksoftmax._shared._weight_matrix import make_weight_matrix
 
 from _reference import (
     implicit_epoch_reference,

@@ -25,9 +25,9 @@ from sksoftmax._bound_fast import (
     softmax_row_bound,
     woodbury_solve_py,
 )
-from sksoftmax._dataset import make_dataset
-from sksoftmax._random import RandomState
-from sksoftmax._weight_matrix import make_weight_matrix
+from sksoftmax._shared._dataset import make_dataset
+from sksoftmax._shared._random import RandomState
+from sksoftmax._shared._weight_matrix import make_weight_matrix
 
 from sksoftmax import DivergenceError, StochasticBoundClassifier
 

@@ -16,7 +16,7 @@ from sklearn import config_context
 from sklearn.metrics import top_k_accuracy_score
 
 from sksoftmax import ARProbitClassifier, UMaxSoftmaxClassifier
-from sksoftmax._special import exp_nonpos_array as exp_nonpos
+from sksoftmax._shared._special import exp_nonpos_array as exp_nonpos
 
 pytestmark = pytest.mark.kernel
 

@@ -15,14 +15,14 @@ from sksoftmax import (
     ImplicitSGDClassifier,
     UMaxSoftmaxClassifier,
 )
-from sksoftmax._dataset import make_dataset
+from sksoftmax._shared._dataset import make_dataset
 from sksoftmax._implicit_fast import (
     implicit_epoch32,
     implicit_epoch64,
     solve_u_py,
 )
-from sksoftmax._random import AliasTable, RandomState
-from sksoftmax._weight_matrix import make_weight_matrix
+from sksoftmax._shared._random import AliasTable, RandomState
+from sksoftmax._shared._weight_matrix import make_weight_matrix
 
 from _reference import (
     clone_rng,

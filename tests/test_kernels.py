@@ -7,10 +7,14 @@ from numpy.testing import assert_allclose, assert_array_equal
 from scipy import stats
 
 from sksoftmax._class_sampler import frequency_weights
-from sksoftmax._dataset import make_dataset
-from sksoftmax._random import AliasTable, RandomState, build_alias_table
+from sksoftmax._shared._dataset import make_dataset
+from sksoftmax._shared._random import (
+    AliasTable,
+    RandomState,
+    build_alias_table,
+)
 from sksoftmax._umax_fast import umax_epoch32, umax_epoch64
-from sksoftmax._weight_matrix import make_weight_matrix
+from sksoftmax._shared._weight_matrix import make_weight_matrix
 
 from _reference import (
     clone_rng,

@@ -21,7 +21,7 @@ from sksoftmax import (
     StochasticBoundClassifier,
     UMaxSoftmaxClassifier,
 )
-from sksoftmax._random import AliasTable, RandomState, _rebuild
+from sksoftmax._shared._random import AliasTable, RandomState, _rebuild
 
 from _estimators import four_class_problem
 

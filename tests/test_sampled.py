@@ -6,10 +6,10 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 from sksoftmax import DivergenceError, SampledSoftmaxClassifier
-from sksoftmax._dataset import make_dataset
-from sksoftmax._random import AliasTable, RandomState
+from sksoftmax._shared._dataset import make_dataset
+from sksoftmax._shared._random import AliasTable, RandomState
 from sksoftmax._sampled_fast import LOSSES, sampled_epoch32, sampled_epoch64
-from sksoftmax._weight_matrix import make_weight_matrix
+from sksoftmax._shared._weight_matrix import make_weight_matrix
 from sksoftmax.datasets import make_softmax_classification
 
 from _reference import (

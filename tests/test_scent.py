@@ -15,10 +15,10 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
 from sksoftmax import DivergenceError, SCENTClassifier
-from sksoftmax._dataset import make_dataset
-from sksoftmax._random import RandomState
+from sksoftmax._shared._dataset import make_dataset
+from sksoftmax._shared._random import RandomState
 from sksoftmax._scent_fast import nu_update, scent_epoch32, scent_epoch64
-from sksoftmax._weight_matrix import make_weight_matrix
+from sksoftmax._shared._weight_matrix import make_weight_matrix
 from sksoftmax.datasets import make_softmax_classification
 
 from _reference import (

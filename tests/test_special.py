@@ -5,7 +5,7 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import logsumexp, wrightomega
 
-from sksoftmax._special import (
+from sksoftmax._shared._special import (
     log1pexp_array,
     logsumexp_rows,
     wright_omega_array,

@@ -26,12 +26,12 @@ from sksoftmax import (
     UMaxSoftmaxClassifier,
     openmp_enabled,
 )
-from sksoftmax._dataset import make_dataset
+from sksoftmax._shared._dataset import make_dataset
 from sksoftmax._implicit_fast import implicit_epoch32, implicit_epoch64
-from sksoftmax._random import RandomState
+from sksoftmax._shared._random import RandomState
 from sksoftmax._sampled_fast import LOSSES, sampled_epoch32, sampled_epoch64
 from sksoftmax._umax_fast import umax_epoch32, umax_epoch64
-from sksoftmax._weight_matrix import make_weight_matrix
+from sksoftmax._shared._weight_matrix import make_weight_matrix
 from sksoftmax.datasets import make_softmax_classification
 from sksoftmax.exceptions import DivergenceError
 

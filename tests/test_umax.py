@@ -21,10 +21,10 @@ from sksoftmax import (
     UMaxSoftmaxClassifier,
 )
 from sksoftmax import _class_sampler
-from sksoftmax._dataset import make_dataset
-from sksoftmax._random import AliasTable, RandomState
+from sksoftmax._shared._dataset import make_dataset
+from sksoftmax._shared._random import AliasTable, RandomState
 from sksoftmax._umax_fast import umax_epoch64
-from sksoftmax._weight_matrix import make_weight_matrix
+from sksoftmax._shared._weight_matrix import make_weight_matrix
 
 from _reference import (
     double_sum_gradient,

@@ -15,7 +15,7 @@ cdef class RandomState:
 
     Examples
     --------
-    >>> from sksoftmax._random import RandomState
+    >>> from sksoftmax._shared._random import RandomState
     >>> a, b = RandomState(3), RandomState(3)
     >>> bool((a.randint(10, 5) == b.randint(10, 5)).all())
     True
@@ -195,7 +195,7 @@ def build_alias_table(weights):
 
     Examples
     --------
-    >>> from sksoftmax._random import build_alias_table
+    >>> from sksoftmax._shared._random import build_alias_table
     >>> prob, alias = build_alias_table([1.0, 3.0])
     >>> prob.tolist(), alias.tolist()
     ([0.5, 1.0], [1, 1])
@@ -266,7 +266,7 @@ cdef class AliasTable:
 
     Examples
     --------
-    >>> from sksoftmax._random import AliasTable, RandomState
+    >>> from sksoftmax._shared._random import AliasTable, RandomState
     >>> table = AliasTable([1.0, 0.0, 3.0])
     >>> table.q.tolist()
     [0.25, 0.0, 0.75]

@@ -46,7 +46,7 @@ def log1pexp_array(x):
 
     Examples
     --------
-    >>> from sksoftmax._special import log1pexp_array
+    >>> from sksoftmax._shared._special import log1pexp_array
     >>> log1pexp_array([0.0, 1000.0]).tolist()
     [0.6931471805599453, 1000.0]
     """
@@ -66,7 +66,7 @@ def wright_omega_array(x):
 
     Examples
     --------
-    >>> from sksoftmax._special import wright_omega_array
+    >>> from sksoftmax._shared._special import wright_omega_array
     >>> float(wright_omega_array(1.0))
     1.0
     """
@@ -87,7 +87,7 @@ def logsumexp_rows(a):
     Examples
     --------
     >>> import numpy as np
-    >>> from sksoftmax._special import logsumexp_rows
+    >>> from sksoftmax._shared._special import logsumexp_rows
     >>> logsumexp_rows(np.zeros((1, 4))).round(6).tolist()
     [1.386294]
     """
@@ -118,7 +118,7 @@ def log_ndtr_array(x):
 
     Examples
     --------
-    >>> from sksoftmax._special import log_ndtr_array
+    >>> from sksoftmax._shared._special import log_ndtr_array
     >>> log_ndtr_array([0.0]).tolist()
     [-0.6931471805599453]
     >>> bool(log_ndtr_array(-40.0) < -800)
@@ -140,7 +140,7 @@ def ndtr_mills_array(x):
 
     Examples
     --------
-    >>> from sksoftmax._special import ndtr_mills_array
+    >>> from sksoftmax._shared._special import ndtr_mills_array
     >>> round(float(ndtr_mills_array(0.0)), 6)
     0.797885
     """
@@ -165,7 +165,7 @@ def log_sigmoid_array(x):
 
     Examples
     --------
-    >>> from sksoftmax._special import log_sigmoid_array
+    >>> from sksoftmax._shared._special import log_sigmoid_array
     >>> log_sigmoid_array([-1000.0]).tolist()
     [-1000.0]
     """
