@@ -105,11 +105,28 @@ _SPARSE_ROWS = {"64": sparse_rows_64, "32": sparse_rows_32}
 _DENSE_ROWS = {"64": dense_rows_64, "32": dense_rows_32}
 
 
-def _row_norm_stats(dataset):
-    """(sum_i s_i ||x_i||^2, sum_i s_i, rows) of a dataset, for 'auto'."""
+def _row_l1_norms(X):
+    """||x_i||_1 of every row of X (CSR or dense), without an |X| copy of
+    a dense X (blocks of rows)."""
+    if sp.issparse(X):
+        return np.asarray(abs(X).sum(axis=1), dtype=np.float64).ravel()
+    out = np.empty(X.shape[0])
+    for lo in range(0, X.shape[0], 4096):
+        out[lo : lo + 4096] = np.abs(X[lo : lo + 4096]).sum(axis=1)
+    return out
+
+
+def _row_norm_stats(dataset, X):
+    """(sum_i s_i ||x_i||^2, sum_i s_i, rows, sum_i s_i ||x_i||_1) of a
+    dataset and its X, for the 'auto' rules."""
     w = dataset.weights
     return np.array(
-        [float(w @ dataset.row_sq_norms), float(w.sum()), dataset.n_samples]
+        [
+            float(w @ dataset.row_sq_norms),
+            float(w.sum()),
+            dataset.n_samples,
+            float(w @ _row_l1_norms(X)),
+        ]
     )
 
 
@@ -244,7 +261,7 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         dataset = make_dataset(X, sample_weight)
         self._check_dataset(dataset)
         self._check_n_sampled_classes()
-        self._row_norm_stats = _row_norm_stats(dataset)
+        self._row_norm_stats = _row_norm_stats(dataset, X)
         self._set_eta0(X, y_enc, sample_weight, keep_pilot=warm)
         order = np.arange(X.shape[0], dtype=np.intp)
         weights = self._weight_matrix(fresh=not warm)
@@ -410,7 +427,7 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         self._check_dataset(dataset)
         self._check_n_sampled_classes()
         # 'auto' follows the rows seen so far, not the first batch alone
-        stats = _row_norm_stats(dataset)
+        stats = _row_norm_stats(dataset, X)
         if not first and hasattr(self, "_row_norm_stats"):
             stats = stats + self._row_norm_stats
         self._row_norm_stats = stats
@@ -552,9 +569,17 @@ class BaseSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         A step of size eta on a row's score moves that score by eta times
         this much: the scale every 'auto' rule divides by.
         """
-        sq_sum, weight_sum, _ = self._row_norm_stats
+        sq_sum, weight_sum = self._row_norm_stats[:2]
         mean_sq = sq_sum / weight_sum if weight_sum > 0 else 0.0
         return mean_sq + float(self.fit_intercept)
+
+    def _mean_row_l1(self):
+        """Weighted mean of ||x_i||_1 + [fit_intercept] over the rows seen:
+        how far a row's score moves when every coordinate of its class's
+        [w | b] moves by one (sign-like per-coordinate steps)."""
+        weight_sum, l1_sum = self._row_norm_stats[[1, 3]]
+        mean_l1 = l1_sum / weight_sum if weight_sum > 0 else 0.0
+        return mean_l1 + float(self.fit_intercept)
 
     def _horizon_factor(self):
         """sqrt(ROWS_PER_CLASS_REF / r), r = n / K the rows per class seen

@@ -694,8 +694,13 @@ def ar_epoch_reference(
     adapt=None,
     fit_intercept=True,
     shuffle=True,
+    natural_local=False,
 ):
     """One epoch of Ruiz et al.'s Alg. 1 (softmax) or Alg. 2, densely.
+
+    ``natural_local``: Alg. 2's local step is the package's natural-gradient
+    step on q's precision and mean (see the kernel's _ar_local_row) instead
+    of the paper's gradient step.
 
     Returns (W, b, local, adapt, objective_sum, weight_sum, t, n_steps).
     """
@@ -751,8 +756,30 @@ def ar_epoch_reference(
                 dl = dlog_pdf(eps) + ratio * dlog_cdf(eps - d).sum()
                 logp = log_pdf(eps) + ratio * log_cdf(eps - d).sum()
                 obj += s * (log_pdf(u) - np.log(sig) - logp)
-                mu = mu + a_t * dl
-                gam = gam + a_t * (dl * u + 1.0 / sig) * expit(gam)
+                if natural_local:
+                    z = eps - d
+                    r = dlog_cdf(z)
+                    if model == "probit":
+                        kappa = np.clip(r * (z + r), 0.0, 1.0)
+                        kappa0, var_u = 1.0, 1.0
+                    else:
+                        kappa = expit(z) * expit(-z)
+                        kappa0 = 2.0 * expit(eps) * expit(-eps)
+                        var_u = np.pi**2 / 3.0
+                    curv = kappa0 + ratio * kappa.sum()
+                    lam = (1.0 - a_t) / (sig * sig * var_u) + a_t * curv
+                    lam = max(lam, 1e-4)
+                    mu = mu + a_t * dl / lam
+                    mu = np.clip(
+                        mu,
+                        min(d.min(), 0.0) - 1.0,
+                        max(d.max(), 0.0) + np.log(2.0 * (K - 1)) + 2.1,
+                    )
+                    # softplus^-1 of the new scale
+                    gam = np.log(np.expm1(1.0 / np.sqrt(lam * var_u)))
+                else:
+                    mu = mu + a_t * dl
+                    gam = gam + a_t * (dl * u + 1.0 / sig) * expit(gam)
                 local[i, :2] = mu, gam
                 eps = mu + np.logaddexp(0.0, gam) * ar_draw_noise(rng, model)
                 c = ratio * dlog_cdf(eps - d)

@@ -53,14 +53,15 @@ def _problem(fmt, dtype, n=41, d=10, K=7, density=0.4, seed=0):
 def _run_kernel(ds, wm, y, local, rng, order, *, model, batch, m, init,
                 schedule, eta_epoch=0.1, eta0=0.1, t=0, n_steps=0,
                 local_rate=1.0, per_row=True, alpha=0.0, adapt=None,
-                fit_intercept=True, shuffle=True, dtype=np.float64):
+                fit_intercept=True, shuffle=True, dtype=np.float64,
+                natural=False):
     kernel = ar_epoch64 if dtype == np.float64 else ar_epoch32
     return kernel(
         ds, wm, y, local, rng, order, MODELS[model], batch, m, init,
         SCHEDULE_CODES[schedule], eta_epoch, eta0, 0.5, 0.9, t, n_steps,
         local_rate, per_row, alpha,
         np.zeros(1) if adapt is None else adapt,
-        fit_intercept, shuffle,
+        fit_intercept, shuffle, 1, natural,
     )
 
 
@@ -95,25 +96,29 @@ def test_log_ndtr_and_its_derivative_in_the_far_tail():
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("model", list(MODELS))
 @pytest.mark.parametrize(
-    "schedule,alpha,fit_intercept,per_row,width,n0",
+    "schedule,alpha,fit_intercept,per_row,width,n0,natural",
     [
-        ("constant", 0.0, True, True, 10, 0),
-        ("invscaling", 0.05, False, False, 10, 0),
+        ("constant", 0.0, True, True, 10, 0, False),
+        ("invscaling", 0.05, False, False, 10, 0, False),
         # the adaptive step sweeps whole rows of W (10 features) or keeps
         # lists of touched ones (400 features, ~3 per row); from step 509
         # the epochs cross the rebasing of its state at step 512
-        ("adaptive", 0.0, True, False, 10, 0),
-        ("adaptive", 0.05, False, True, 10, 509),
-        ("adaptive", 0.0, True, True, 400, 509),
+        ("adaptive", 0.0, True, False, 10, 0, False),
+        ("adaptive", 0.05, False, True, 10, 509, False),
+        ("adaptive", 0.0, True, True, 400, 509, False),
         # AdaGrad: whole-row sweeps and touched lists, with the penalty;
         # no rebasing (n0 = 509 crosses step 512)
-        ("adagrad", 0.0, True, True, 10, 0),
-        ("adagrad", 0.05, False, False, 10, 509),
-        ("adagrad", 0.0, True, True, 400, 509),
+        ("adagrad", 0.0, True, True, 10, 0, False),
+        ("adagrad", 0.05, False, False, 10, 509, False),
+        ("adagrad", 0.0, True, True, 400, 509, False),
+        # the natural local step of Alg. 2 (the softmax ignores it)
+        ("constant", 0.0, True, True, 10, 0, True),
+        ("adaptive", 0.05, False, False, 400, 509, True),
     ],
 )
 def test_ar_epoch_matches_reference(
-    fmt, dtype, model, schedule, alpha, fit_intercept, per_row, width, n0
+    fmt, dtype, model, schedule, alpha, fit_intercept, per_row, width, n0,
+    natural,
 ):
     X, y, sw = _problem(fmt, dtype, d=width,
                         density=0.4 if width == 10 else 0.008)
@@ -141,7 +146,7 @@ def test_ar_epoch_matches_reference(
             init=init, schedule=schedule, eta_epoch=0.05, eta0=0.3, t=t,
             n_steps=n_steps, local_rate=local_rate, per_row=per_row,
             alpha=alpha, adapt=adapt_k, fit_intercept=fit_intercept,
-            dtype=dtype,
+            dtype=dtype, natural=natural,
         )
         assert status == 0
         W, b, local, adapt, obj_ref, wsum_ref, t, n_steps = (
@@ -150,6 +155,7 @@ def test_ar_epoch_matches_reference(
                 m=3, init_local=init, schedule=schedule, eta_epoch=0.05,
                 eta0=0.3, t=t, n_steps=n_steps, local_rate=local_rate,
                 per_row=per_row, alpha=alpha, adapt=adapt, fit_intercept=fit_intercept,
+                natural_local=natural,
             )
         )
         tol = RTOL[dtype]
@@ -694,3 +700,60 @@ def test_warm_start_switching_schedule_starts_a_fresh_state(problem):
     b.set_params(learning_rate="adagrad").fit(X, y)
     assert_array_equal(a.coef_, b.coef_)
     assert a._adapt_schedule == "adagrad"
+
+
+@pytest.mark.parametrize("model", ["probit", "logistic"])
+def test_natural_local_step_reaches_the_best_q(model):
+    # W held fixed (eta 1e-300): repeated natural local steps of one row
+    # (copies of it, each its own q) settle where eq. 7 is largest over
+    # (mu, sigma): for a Gaussian q the step's fixed point E_q[h'] = 0,
+    # 1 / sigma^2 = E_q[-h''] is the optimum (Price's theorem); for the
+    # logistic q it matches the variance, and the bound is near its best.
+    from scipy.optimize import minimize
+
+    rng = np.random.default_rng(3)
+    K, d, n_copies, n_epochs = 6, 4, 200, 300
+    W, b = rng.normal(0, 1.5, (K, d)), rng.normal(0, 0.5, K)
+    x = rng.normal(size=d)
+    psi = W @ x + b
+    y = int(np.argsort(psi)[2])  # a label behind three classes
+    X = sp.csr_matrix(np.tile(x, (n_copies, 1)))
+    local = np.tile([0.0, np.log(np.expm1(1.0)), 0.0], (n_copies, 1))
+    ds = make_dataset(X, np.ones(n_copies))
+    wm = make_weight_matrix(W.copy(), b.copy())
+    rng_k = RandomState(7)
+    for _ in range(n_epochs):
+        status, *_ = _run_kernel(
+            ds, wm, np.full(n_copies, y, dtype=np.intp), local, rng_k,
+            np.arange(n_copies, dtype=np.intp), model=model, batch=n_copies,
+            m=K - 1, init=False, schedule="constant", eta_epoch=1e-300,
+            natural=True,
+        )
+        assert status == 0
+    mu, sig = local[:, 0].mean(), np.logaddexp(0.0, local[:, 1]).mean()
+    best = minimize(
+        lambda p: -_elbo_by_quadrature(psi, y, p[0], np.exp(p[1]), model),
+        [mu, np.log(sig)], method="Nelder-Mead",
+        options={"xatol": 1e-5, "fatol": 1e-9},
+    )
+    elbo_best = -best.fun
+    elbo = _elbo_by_quadrature(psi, y, mu, sig, model)
+    assert elbo == pytest.approx(elbo_best, abs=2e-3)
+    if model == "probit":
+        assert mu == pytest.approx(best.x[0], abs=0.03)
+        assert sig == pytest.approx(np.exp(best.x[1]), rel=0.03)
+    # the paper's gradient step from the same start, same number of visits,
+    # is further from the best bound (its a_0 = 0.01 has not converged)
+    local_p = np.tile([0.0, np.log(np.expm1(1.0)), 0.0], (n_copies, 1))
+    for _ in range(n_epochs):
+        _run_kernel(
+            ds, wm, np.full(n_copies, y, dtype=np.intp), local_p, rng_k,
+            np.arange(n_copies, dtype=np.intp), model=model, batch=n_copies,
+            m=K - 1, init=False, schedule="constant", eta_epoch=1e-300,
+            local_rate=0.01,
+        )
+    elbo_paper = _elbo_by_quadrature(
+        psi, y, local_p[:, 0].mean(),
+        np.logaddexp(0.0, local_p[:, 1]).mean(), model,
+    )
+    assert elbo_paper < elbo

@@ -7,6 +7,7 @@ import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 
 from sksoftmax import (
+    ARLogisticClassifier,
     ARProbitClassifier,
     ARSoftmaxClassifier,
     ImplicitSGDClassifier,
@@ -43,6 +44,12 @@ def _reference_parts(X, y, fit_intercept=True):
     counts = np.bincount(y_enc, minlength=K).astype(float)
     p = (counts + 1.0 / K) / (counts.sum() + 1.0)
     return c, p, K, X.shape[0]
+
+
+def _mean_l1(X, fit_intercept=True):
+    """mean ||x||_1 + [intercept], dense NumPy."""
+    Xd = X.toarray() if sp.issparse(X) else X
+    return float(np.mean(np.abs(Xd).sum(axis=1))) + float(fit_intercept)
 
 
 # below the pilot's 500 rows: eta0_ is the closed form
@@ -89,7 +96,14 @@ CLOSED_FORM = [
         lambda X, y: min(100, X.shape[0]) / _reference_parts(X, y)[0],
     ),
     (ARSoftmaxClassifier, {}, lambda X, y: 1.0),
-    (ARProbitClassifier, {}, lambda X, y: 0.02),
+    # 'adaptive' for the noise models: two noise standard deviations over
+    # the mean ||x||_1 + 1
+    (ARProbitClassifier, {}, lambda X, y: 2.0 / _mean_l1(X)),
+    (
+        ARLogisticClassifier,
+        {},
+        lambda X, y: 2.0 * np.pi / np.sqrt(3.0) / _mean_l1(X),
+    ),
     (
         ARSoftmaxClassifier,
         {"learning_rate": "constant"},
@@ -370,3 +384,19 @@ def test_pilot_skips_zero_weight_rows():
     w[:] = 0.0
     w[:400] = 1.0
     assert _eta0_pilot.pilot_rows(X.shape[0], w, 0) is None
+
+
+def test_noise_model_rule_follows_the_rows_seen_by_partial_fit():
+    # the rule's mean ||x||_1 is over every row seen, also of weighted
+    # rows, and a batch of another scale moves it
+    X, y = _data(300)
+    X2 = 3.0 * X[:100]
+    w = np.linspace(0.5, 2.0, 300)
+    clf = ARProbitClassifier(random_state=0)
+    clf.partial_fit(X, y, classes=np.unique(y), sample_weight=w)
+    l1 = np.abs(X.toarray()).sum(axis=1)
+    assert_allclose(clf.eta0_, 2.0 / (np.average(l1, weights=w) + 1.0))
+    clf.partial_fit(X2, y[:100])
+    l1_all = np.r_[l1, 3.0 * l1[:100]]
+    w_all = np.r_[w, np.ones(100)]
+    assert_allclose(clf.eta0_, 2.0 / (np.average(l1_all, weights=w_all) + 1.0))
