@@ -12,6 +12,7 @@ from ._augment_reduce import (
 from ._bound import StochasticBoundClassifier
 from ._implicit import ImplicitSGDClassifier
 from ._shared._openmp import openmp_enabled
+from ._softmax import SoftmaxClassifier
 from ._sampled import SampledSoftmaxClassifier
 from ._scent import SCENTClassifier
 from ._umax import UMaxSoftmaxClassifier
@@ -20,6 +21,7 @@ from .exceptions import DivergenceError
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "SoftmaxClassifier",
     "ARLogisticClassifier",
     "ARProbitClassifier",
     "ARSoftmaxClassifier",

@@ -39,6 +39,7 @@ from ._bound import StochasticBoundClassifier
 from ._implicit import ImplicitSGDClassifier
 from ._sampled import SampledSoftmaxClassifier
 from ._scent import SCENTClassifier
+from ._softmax import SoftmaxClassifier
 from ._umax import UMaxSoftmaxClassifier
 
 # scikit-learn's classifiers hold a dense (n_classes, n_features) matrix
@@ -57,6 +58,15 @@ def _ours(cls):
         return cls(**params)
 
     return make
+
+
+def _front_door(s):
+    """SoftmaxClassifier as a user would run it: no arguments but the seed
+    and the threads (its own alpha, held-out stopping and step rule)."""
+    params = dict(random_state=s.random_state, n_jobs=s.n_jobs)
+    if s.max_iter is not None:
+        params["max_iter"] = s.max_iter
+    return SoftmaxClassifier(**params)
 
 
 def _logreg(s):
@@ -102,6 +112,7 @@ def _sklearn_applies(s):
 
 # key -> (label, factory(setting), applies(setting) -> None or why not)
 METHODS = {
+    "softmax": ("SoftmaxClassifier (defaults)", _front_door, None),
     "umax": ("U-max", _ours(UMaxSoftmaxClassifier), None),
     "implicit": ("Implicit SGD", _ours(ImplicitSGDClassifier), None),
     "sampled": ("Sampled softmax", _ours(SampledSoftmaxClassifier), None),
@@ -267,7 +278,10 @@ def compare(
         f"{X_tr_eval.shape[0]:,} train and {X_te_eval.shape[0]:,} test rows"
     )
     out(
-        f"alpha={alpha:g} for every method; each estimator's default step "
+        "SoftmaxClassifier with no arguments (its own alpha, held-out "
+        "stopping and steps); "
+        f"alpha={alpha:g} for every other method; each estimator's "
+        "default step "
         f"(eta0='auto') and "
         + ("its default epochs" if max_iter is None else f"{max_iter} epochs")
     )

@@ -1,0 +1,80 @@
+"""The package's sampled-class estimators behind the solver interface.
+
+:class:`SoftmaxClassifier` drives every solver through one small interface
+(``setup``, ``epoch``, ``finalize``, ``snapshot`` / ``restore``, ``eta``,
+``coef_view`` and ``b``). The exact-gradient solver (``_exact.py``)
+implements it directly; the methods whose cost per update does not grow
+with the number of classes (U-max, Implicit SGD, SCENT, augment and
+reduce, the stochastic bound) are reached through :class:`ExpertSolver`,
+which holds one of the expert estimators and makes one ``partial_fit``
+pass per epoch (its schedule then advances once per epoch, as it does in
+the expert's own ``fit``).
+"""
+
+import copy
+
+import numpy as np
+
+
+class ExpertSolver:
+    """One expert estimator of the package, one ``partial_fit`` per epoch.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        An unfitted expert estimator (e.g. ``SCENTClassifier()``), already
+        configured; it is cloned by the caller, never shared with the user.
+    """
+
+    def __init__(self, estimator):
+        self.estimator = estimator
+        self._classes = None
+
+    def setup(self, n_classes, n_features, dtype, intercept=None):
+        """Nothing to allocate before the first pass: the expert's first
+        ``partial_fit`` allocates its state and starts at the class prior
+        of the rows it sees (``intercept`` is not used)."""
+        self._classes = np.arange(n_classes)
+
+    def epoch(self, X, y, sample_weight, order):
+        """One pass over the rows ``X[order]``; returns (loss_sum,
+        weight_sum) of the expert's own objective estimate."""
+        est = self.estimator
+        est.partial_fit(
+            X[order],
+            y[order],
+            classes=self._classes,
+            sample_weight=sample_weight[order],
+        )
+        if est.get_params()["eta0"] == "auto" and hasattr(est, "eta0_"):
+            # 'auto' as the expert computes it on the first pass, then fixed:
+            # some experts' rules follow the rows seen, which would shrink
+            # the step with every further pass over the same rows
+            est.set_params(eta0=float(est.eta0_))
+        weight_sum = float(sample_weight[order].sum())
+        return float(est.loss_curve_[-1]) * weight_sum, weight_sum
+
+    def finalize(self):
+        """Nothing pending: ``partial_fit`` leaves ``coef_`` exact."""
+
+    def snapshot(self):
+        return copy.deepcopy(self.estimator)
+
+    def restore(self, snap):
+        self.estimator = copy.deepcopy(snap)
+
+    @property
+    def eta(self):
+        return float(getattr(self.estimator, "eta0_", np.nan))
+
+    @eta.setter
+    def eta(self, value):
+        # a float eta0 replaces the expert's 'auto' rule from the next pass
+        self.estimator.set_params(eta0=float(value))
+
+    @property
+    def b(self):
+        return self.estimator.intercept_
+
+    def coef_view(self):
+        return self.estimator.coef_

@@ -1,0 +1,712 @@
+"""SoftmaxClassifier: the softmax model behind one estimator.
+
+The front door of the package, as ``LogisticRegression`` is scikit-learn's:
+one model (the multinomial logit), ``solver=`` to choose how it is fitted,
+and defaults that adapt to the data seen while fitting rather than
+constants tuned on benchmark sets:
+
+- the solver: the exact gradient where a row's K x nnz multiply-adds are
+  few enough, otherwise a sampled-class solver (``_choose_solver``);
+- the step of the exact solver: per-feature AdaGrad-norm steps (the update
+  of a feature's K weights is invariant to the feature's scale), their one
+  scale ``eta`` picked by a short pilot on progressive (not yet trained
+  on) rows, then halved whenever an epoch fails to improve the held-out
+  log-loss;
+- stopping: exact log-loss on held-out rows after every epoch; a worse
+  epoch is undone (the state restored from the best epoch) and retried
+  with half the step; the fit ends after ``n_iter_no_change`` such epochs
+  in a row, on the best epoch's model.
+
+The rule and the measurements behind it are in the user guide
+(``doc/user_guide/softmax_classifier.rst``) and ``doc/design.md``.
+"""
+
+import time
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import _check_partial_fit_first_call
+from sklearn.utils.validation import _check_sample_weight, validate_data
+
+from ._augment_reduce import ARSoftmaxClassifier
+from ._base import _check_targets
+from ._bound import StochasticBoundClassifier
+from ._exact import ExactSolver
+from ._expert_solver import ExpertSolver
+from ._implicit import ImplicitSGDClassifier
+from ._prediction import SoftmaxPredictionMixin
+from ._scent import SCENTClassifier
+from ._umax import UMaxSoftmaxClassifier
+from .exceptions import DivergenceError
+
+# The sampled-class solvers: name -> expert estimator class. 'exact' is the
+# exact-gradient solver of _exact.py.
+EXPERT_SOLVERS = {
+    "umax": UMaxSoftmaxClassifier,
+    "implicit": ImplicitSGDClassifier,
+    "scent": SCENTClassifier,
+    "ar": ARSoftmaxClassifier,
+    "bound": StochasticBoundClassifier,
+}
+SOLVERS = ("exact",) + tuple(EXPERT_SOLVERS)
+
+# solver='auto': the exact gradient while a row costs at most this many
+# multiply-adds, n_classes x (mean nnz per row + 1) (see _choose_solver)
+EXACT_MAX_MADDS = 5e5
+# and while the weights and one snapshot take at most this share of the
+# memory the machine has
+EXACT_MAX_MEMORY_SHARE = 0.5
+# the sampled-class solver beyond
+SAMPLED_DEFAULT = "scent"
+
+# The exact solver's step pilot: candidate scales of the AdaGrad-norm step
+# (the first update of a feature's K weights has norm eta), each run on
+# the same first rows of the first epoch; the rows of a trial are at most
+# a fifth of the training rows so that the five trials cost about one
+# epoch, and at most PILOT_MAX_ROWS.
+PILOT_ETAS = tuple(3.0**k for k in range(-3, 2))  # 1/27 ... 3
+PILOT_MAX_ROWS = 50_000
+PILOT_MIN_ROWS = 200
+# grid steps added beyond an end of PILOT_ETAS while the winner is there
+PILOT_MAX_EXTEND = 3
+
+# Held-out rows scored after each epoch: at most this many of the
+# validation rows (a fixed random subset), so that the check costs at most
+# a tenth of an exact epoch at large n.
+MAX_VALIDATION_ROWS = 10_000
+
+
+def _available_memory():
+    """Bytes of memory the machine has (0 if unknown)."""
+    try:
+        import os
+
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+def _mean_nnz(X):
+    if sp.issparse(X):
+        return X.nnz / max(X.shape[0], 1)
+    return float(X.shape[1])
+
+
+class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
+    """Multinomial logistic (softmax) regression for many classes.
+
+    One estimator for the softmax model, fitted by the exact gradient or
+    by one of the package's sampled-class solvers, with the step size,
+    the number of epochs and (for the exact solver) the solver itself
+    chosen from the data while fitting: nothing needs tuning. Returns
+    exact probabilities over all classes and exact top-k.
+
+    Read more in the :ref:`User Guide <softmax_classifier>`.
+
+    Parameters
+    ----------
+    solver : {'auto', 'exact', 'umax', 'implicit', 'scent', 'ar', \
+'bound'}, default='auto'
+        How the model is fitted. 'exact': the full softmax gradient of
+        every row, K x nnz multiply-adds per row, with per-feature
+        adaptive steps. The others are the package's sampled-class
+        methods (:class:`UMaxSoftmaxClassifier`,
+        :class:`ImplicitSGDClassifier`, :class:`SCENTClassifier`,
+        :class:`ARSoftmaxClassifier`, :class:`StochasticBoundClassifier`),
+        whose cost per row does not grow with K. 'auto' takes 'exact'
+        while a row costs at most 5e5 multiply-adds and W fits in half
+        the memory, else 'scent'; the choice is in ``solver_``.
+    eta0 : 'auto' or float, default='auto'
+        Initial step. For 'exact', the scale of the per-feature steps
+        (a feature's first update moves its K weights by eta0 in norm);
+        'auto' picks it with a pilot on the first rows. For the other
+        solvers, the expert estimator's own ``eta0``.
+    alpha : float, default=0.0
+        L2 penalty ``alpha / 2 ||coef_||^2`` added to the mean log-loss;
+        the intercepts are not penalised. With ``early_stopping`` the
+        held-out log-loss already regularises.
+    max_iter : int, default=100
+        Most epochs (passes over the training rows) of ``fit``.
+    tol : float or None, default=1e-4
+        An epoch improves when the monitored loss (held-out log-loss
+        with ``early_stopping``, else the training loss) drops by more
+        than ``tol``. None: run ``max_iter`` epochs.
+    early_stopping : bool, default=True
+        Hold out ``validation_fraction`` of the rows, score the exact
+        log-loss on them after every epoch, undo an epoch that does not
+        improve it and halve the step, stop after ``n_iter_no_change``
+        such epochs and keep the best epoch's model.
+    validation_fraction : float, default=0.1
+        Share of the rows held out by ``early_stopping`` (at most
+        10,000 of them are scored).
+    n_iter_no_change : int, default=3
+        Epochs without improvement before the fit stops.
+    fit_intercept : bool, default=True
+        Fit one intercept per class (started at the log class prior).
+    shuffle : bool, default=True
+        Visit the rows in a new random order every epoch.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the split, the row orders and the sampled solvers.
+    warm_start : bool, default=False
+        Continue from the previous fit's model when the classes and
+        features agree.
+    n_jobs : int or None, default=None
+        Threads for training (lock-free epochs) and prediction; -1: all.
+    verbose : int, default=0
+        Print the solver choice, the pilot and every epoch.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    coef_ : ndarray of shape (n_classes, n_features)
+        A view of the solver's weights (no copy).
+    intercept_ : ndarray of shape (n_classes,)
+    solver_ : str
+        The solver used.
+    eta0_ : float
+        The step in use at the end of the fit.
+    n_iter_ : int
+        Epochs run by the last ``fit`` (or 1 after ``partial_fit``).
+    best_iter_ : int
+        The epoch whose model was kept (``early_stopping``).
+    loss_curve_ : list of float
+        Per epoch, the solver's training-loss estimate (for 'exact', the
+        progressive log-loss: each row scored before its update).
+    validation_loss_ : list of float
+        Per epoch, the held-out log-loss (``early_stopping``).
+    n_features_in_ : int
+
+    See Also
+    --------
+    UMaxSoftmaxClassifier, SCENTClassifier, ImplicitSGDClassifier :
+        The sampled-class solvers as estimators of their own.
+
+    Examples
+    --------
+    >>> from sksoftmax import SoftmaxClassifier
+    >>> from sksoftmax.datasets import make_softmax_classification
+    >>> X, y = make_softmax_classification(
+    ...     n_samples=2000, n_features=200, n_classes=50, random_state=0)
+    >>> clf = SoftmaxClassifier(random_state=0).fit(X[:1500], y[:1500])
+    >>> clf.solver_
+    'exact'
+    >>> bool(clf.log_loss(X[1500:], y[1500:]) < 3.0)
+    True
+    """
+
+    _parameter_constraints: dict = {
+        "solver": [StrOptions({"auto", *SOLVERS})],
+        "eta0": [
+            Interval(Real, 0, None, closed="neither"),
+            StrOptions({"auto"}),
+        ],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left"), None],
+        "early_stopping": ["boolean"],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "fit_intercept": ["boolean"],
+        "shuffle": ["boolean"],
+        "random_state": ["random_state"],
+        "warm_start": ["boolean"],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        *,
+        solver="auto",
+        eta0="auto",
+        alpha=0.0,
+        max_iter=100,
+        tol=1e-4,
+        early_stopping=True,
+        validation_fraction=0.1,
+        n_iter_no_change=3,
+        fit_intercept=True,
+        shuffle=True,
+        random_state=None,
+        warm_start=False,
+        n_jobs=None,
+        verbose=0,
+    ):
+        self.solver = solver
+        self.eta0 = eta0
+        self.alpha = alpha
+        self.max_iter = max_iter
+        self.tol = tol
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.fit_intercept = fit_intercept
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.warm_start = warm_start
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    # ------------------------------------------------------- the model
+    @property
+    def coef_(self):
+        solver = self.__dict__.get("_solver")
+        if solver is None:
+            raise AttributeError("coef_: the model is not fitted yet")
+        return solver.coef_view()
+
+    @property
+    def intercept_(self):
+        solver = self.__dict__.get("_solver")
+        if solver is None:
+            raise AttributeError("intercept_: the model is not fitted yet")
+        return solver.b
+
+    # --------------------------------------------------- solver choice
+    def _choose_solver(self, n_classes, X):
+        """(name, reason) of the solver ``solver='auto'`` takes.
+
+        The exact gradient costs n_classes x (nnz + 1) multiply-adds and
+        n_classes exponentials per row, and gives each row's full
+        information; the sampled solvers cost a few classes per row but
+        need many more epochs and, at equal epochs, end further from the
+        optimum (measured in doc/design.md, "SoftmaxClassifier"). The
+        exact solver is taken while a row costs at most EXACT_MAX_MADDS
+        multiply-adds and its weights plus one snapshot fit in
+        EXACT_MAX_MEMORY_SHARE of the machine's memory.
+        """
+        if self.solver != "auto":
+            return self.solver, "solver given"
+        nnz = _mean_nnz(X)
+        madds = n_classes * (nnz + float(self.fit_intercept))
+        itemsize = np.dtype(X.dtype).itemsize
+        memory = 2.0 * n_classes * X.shape[1] * itemsize
+        available = _available_memory()
+        if madds > EXACT_MAX_MADDS:
+            return SAMPLED_DEFAULT, (
+                f"{n_classes} classes x {nnz:.1f} nonzeros per row = "
+                f"{madds:.3g} multiply-adds per row for the exact gradient,"
+                f" more than {EXACT_MAX_MADDS:.3g}"
+            )
+        if available and memory > EXACT_MAX_MEMORY_SHARE * available:
+            return SAMPLED_DEFAULT, (
+                f"the weights and their snapshot take {memory / 2**30:.1f}"
+                f" GiB, more than half of the {available / 2**30:.1f} GiB "
+                "of memory"
+            )
+        return "exact", (
+            f"{madds:.3g} multiply-adds per row for the exact gradient "
+            f"(at most {EXACT_MAX_MADDS:.3g})"
+        )
+
+    def _make_solver(self, name, n_threads):
+        if name == "exact":
+            eta = 0.3 if self.eta0 == "auto" else float(self.eta0)
+            return ExactSolver(
+                eta=eta,
+                alpha=float(self.alpha),
+                fit_intercept=self.fit_intercept,
+                n_threads=n_threads,
+            )
+        cls = EXPERT_SOLVERS[name]
+        params = dict(
+            alpha=self.alpha,
+            fit_intercept=self.fit_intercept,
+            eta0=self.eta0,
+            random_state=self._seed(),
+            shuffle=self.shuffle,
+        )
+        if "n_jobs" in cls().get_params():
+            params["n_jobs"] = self.n_jobs
+        return ExpertSolver(clone(cls(**params)))
+
+    def _seed(self):
+        return int(self._rng.randint(np.iinfo(np.int32).max))
+
+    # ------------------------------------------------------------ fit
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model on (X, y), starting over unless ``warm_start``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training rows; CSR and float32 are used without conversion.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative row weights.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            accept_sparse="csr",
+            dtype=[np.float64, np.float32],
+            order="C",
+        )
+        _check_targets(y)
+        sample_weight = _check_sample_weight(
+            sample_weight, X, dtype=np.float64, ensure_non_negative=True
+        )
+        classes = np.unique(y)
+        if classes.shape[0] < 2:
+            raise ValueError(
+                "The training data must contain samples of at least 2 "
+                f"classes; got one class only: {classes[0]!r}."
+            )
+        warm = (
+            self.warm_start
+            and self.__dict__.get("_solver") is not None
+            and np.array_equal(self.classes_, classes)
+            and self.coef_.shape == (classes.shape[0], X.shape[1])
+            and self.coef_.dtype == X.dtype
+        )
+        self.classes_ = classes
+        n_classes = classes.shape[0]
+        y_enc = np.searchsorted(classes, y).astype(np.intp)
+        self._rng = np.random.RandomState(
+            self.random_state
+            if not isinstance(self.random_state, np.random.RandomState)
+            else self.random_state.randint(np.iinfo(np.int32).max)
+        )
+
+        train = np.arange(X.shape[0])
+        val = None
+        if self.early_stopping:
+            n_val = int(np.ceil(self.validation_fraction * X.shape[0]))
+            if n_val < 1 or X.shape[0] - n_val < 2:
+                raise ValueError(
+                    f"validation_fraction={self.validation_fraction} of "
+                    f"{X.shape[0]} rows leaves no validation or training "
+                    "rows; change it or set early_stopping=False."
+                )
+            perm = self._rng.permutation(X.shape[0])
+            val, train = np.sort(perm[:n_val]), np.sort(perm[n_val:])
+            if sample_weight[train].sum() <= 0:
+                raise ValueError(
+                    "The training rows left by early_stopping all have zero"
+                    " weight; set early_stopping=False."
+                )
+        X_tr, y_tr, w_tr = X[train], y_enc[train], sample_weight[train]
+        if val is not None:
+            scored = val
+            if scored.shape[0] > MAX_VALIDATION_ROWS:
+                scored = np.sort(
+                    self._rng.choice(scored, MAX_VALIDATION_ROWS, False)
+                )
+            X_val, y_val, w_val = X[scored], y_enc[scored], sample_weight[
+                scored
+            ]
+            if w_val.sum() <= 0:
+                w_val = np.ones_like(w_val)
+
+        if not warm:
+            name, reason = self._choose_solver(n_classes, X)
+            self.solver_ = name
+            if self.verbose:
+                print(f"SoftmaxClassifier: solver {name!r}: {reason}")
+            self._solver = self._make_solver(name, self._n_threads())
+            counts = np.bincount(y_tr, weights=w_tr, minlength=n_classes)
+            self._solver.setup(
+                n_classes, X.shape[1], X.dtype, self._prior_intercept(counts)
+            )
+            if name == "exact" and self.eta0 == "auto":
+                self._pilot(X_tr, y_tr, w_tr)
+        self.n_iter_ = 0
+        self.loss_curve_ = []
+        self.validation_loss_ = [] if val is not None else None
+        best, snap, n_bad = np.inf, None, 0
+        self.best_iter_ = 0
+        if val is not None and hasattr(self, "coef_"):
+            # the starting model (class prior, the pilot's winner, or the
+            # warm start) is the one to beat
+            best = self._log_loss(X_val, y_val, w_val)
+            snap = self._solver.snapshot()
+        callback = getattr(self, "_epoch_callback", None)
+        for epoch in range(self.max_iter):
+            order = (
+                self._rng.permutation(X_tr.shape[0]).astype(np.intp)
+                if self.shuffle
+                else np.arange(X_tr.shape[0], dtype=np.intp)
+            )
+            start = time.perf_counter()
+            try:
+                loss_sum, weight_sum = self._solver.epoch(
+                    X_tr, y_tr, w_tr, order
+                )
+            except DivergenceError:
+                if snap is None:
+                    raise
+                # the step overflowed: back to the best epoch, half the step
+                self._undo(snap, 0.5)
+                n_bad += 1
+                if self.verbose:
+                    print(
+                        f"Epoch {epoch + 1}: diverged; restored epoch "
+                        f"{self.best_iter_}, step halved to "
+                        f"{self._solver.eta:.3g}"
+                    )
+                self.n_iter_ += 1
+                if n_bad >= self.n_iter_no_change:
+                    break
+                continue
+            self._solver.finalize()
+            self.n_iter_ += 1
+            train_loss = loss_sum / weight_sum if weight_sum > 0 else np.nan
+            self.loss_curve_.append(train_loss)
+            if val is not None:
+                monitored = self._log_loss(X_val, y_val, w_val)
+                self.validation_loss_.append(monitored)
+            else:
+                monitored = train_loss
+            seconds = time.perf_counter() - start
+            improved = self.tol is None or monitored < best - self.tol
+            if monitored < best:
+                best = monitored
+                self.best_iter_ = self.n_iter_
+                if val is not None:
+                    snap = self._solver.snapshot()
+            if self.verbose:
+                print(
+                    f"Epoch {self.n_iter_}: {seconds:.3f} s, training loss "
+                    f"{train_loss:.5f}"
+                    + (
+                        f", held-out log-loss {monitored:.5f}"
+                        if val is not None
+                        else ""
+                    )
+                    + f", step {self._solver.eta:.3g}"
+                )
+            if callback is not None:
+                callback(self)
+            if improved:
+                n_bad = 0
+                continue
+            n_bad += 1
+            if val is not None and self.best_iter_ != self.n_iter_:
+                # a worse epoch: undo it and try again with half the step
+                self._undo(snap, 0.5)
+            else:
+                self._solver.eta = 0.5 * self._solver.eta
+            if n_bad >= self.n_iter_no_change:
+                if self.verbose:
+                    print(
+                        f"Stopped after {self.n_iter_} epochs: "
+                        f"{n_bad} without improvement; kept epoch "
+                        f"{self.best_iter_}"
+                    )
+                break
+        else:
+            if self.tol is not None and self.max_iter > 1:
+                warnings.warn(
+                    f"Maximum number of epochs ({self.max_iter}) reached "
+                    "before the stopping criterion; consider increasing "
+                    "max_iter.",
+                    ConvergenceWarning,
+                )
+        if snap is not None and self.best_iter_ != self.n_iter_:
+            self._undo(snap, 1.0)
+        self.eta0_ = float(self._solver.eta)
+        return self
+
+    def _undo(self, snap, step_factor):
+        """Back to the state of ``snap``, the current step times
+        ``step_factor`` (a snapshot's own step is not restored)."""
+        eta = self._solver.eta
+        self._solver.restore(snap)
+        self._solver.eta = step_factor * eta
+
+    def _prior_intercept(self, counts):
+        """Log class prior with one pseudo-row spread over the classes
+        (a class without rows gets a small, finite intercept)."""
+        if not self.fit_intercept:
+            return None
+        total = counts.sum()
+        if total <= 0:
+            return None
+        pseudo = 1.0
+        return np.log((counts + pseudo / counts.shape[0]) / (total + pseudo))
+
+    def _pilot(self, X, y, sample_weight):
+        """Pick the exact solver's step scale from PILOT_ETAS.
+
+        Each candidate runs from the same start over the same first m rows
+        of a random order (m at most a fifth of the rows: the five trials
+        cost about one epoch); its score is the progressive log-loss of
+        the second half of those rows, each scored before its own update
+        and after m/2 or more rows of training, so an honest held-out
+        estimate. The winner's state is kept: its rows count as trained.
+        """
+        n = X.shape[0]
+        m = min(PILOT_MAX_ROWS, n // len(PILOT_ETAS))
+        if m < PILOT_MIN_ROWS:
+            if self.verbose:
+                print(
+                    f"eta0='auto': {n} rows are too few for the pilot; "
+                    f"using {self._solver.eta:.3g}"
+                )
+            return
+        order = self._rng.permutation(n)[:m].astype(np.intp)
+        first, second = order[: m // 2], order[m // 2 :]
+        start = self._solver.snapshot()
+        results = {}
+        best = (np.inf, None, None)
+
+        def trial(eta):
+            nonlocal best
+            self._solver.restore(start)
+            self._solver.eta = eta
+            try:
+                self._solver.epoch(X, y, sample_weight, first)
+                loss_sum, weight_sum = self._solver.epoch(
+                    X, y, sample_weight, second
+                )
+                score = loss_sum / weight_sum if weight_sum > 0 else np.inf
+            except DivergenceError:
+                score = np.inf
+            if not np.isfinite(score):
+                score = np.inf
+            results[eta] = score
+            if score < best[0]:
+                self._solver.finalize()
+                best = (score, eta, self._solver.snapshot())
+
+        for eta in PILOT_ETAS:
+            trial(eta)
+        # a winner at an end of the grid: walk on by the grid's ratio
+        ratio = PILOT_ETAS[1] / PILOT_ETAS[0]
+        for _ in range(PILOT_MAX_EXTEND):
+            etas = sorted(results)
+            if best[1] == etas[-1]:
+                trial(etas[-1] * ratio)
+            elif best[1] == etas[0]:
+                trial(etas[0] / ratio)
+            else:
+                break
+        results = sorted(results.items())
+        self.eta0_trials_ = np.array(results)
+        if best[1] is None:
+            self._solver.restore(start)
+            self._solver.eta = min(PILOT_ETAS)
+        else:
+            self._solver.restore(best[2])
+            self._solver.eta = best[1]
+        if self.verbose:
+            tried = ", ".join(f"{e:g}: {s:.4g}" for e, s in results)
+            print(
+                f"eta0='auto': pilot on {m} rows, progressive log-loss "
+                f"{{{tried}}}; using {self._solver.eta:g}"
+            )
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """One pass over (X, y), continuing from the current model.
+
+        ``classes`` is required on the first call (scikit-learn's rule).
+        The solver is chosen on the first call, from its batch; with
+        ``eta0='auto'`` the exact solver's step is piloted on the first
+        batch when it has enough rows. No rows are held out.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        classes : array-like of shape (n_classes,), default=None
+            Every class of the problem; required on the first call.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self : object
+        """
+        first = self.__dict__.get("_solver") is None
+        if first and classes is None:
+            raise ValueError(
+                "classes must be passed on the first call to partial_fit."
+            )
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            accept_sparse="csr",
+            dtype=[np.float64, np.float32],
+            order="C",
+            reset=first,
+        )
+        _check_targets(y)
+        if first:
+            self.classes_ = None
+        _check_partial_fit_first_call(self, classes)
+        n_classes = self.classes_.shape[0]
+        if n_classes < 2:
+            raise ValueError(
+                f"classes must hold at least 2 classes; got {self.classes_!r}."
+            )
+        y_enc = np.searchsorted(self.classes_, y)
+        y_enc[y_enc == n_classes] = 0
+        if not np.array_equal(self.classes_[y_enc], y):
+            unknown = np.setdiff1d(np.unique(y), self.classes_)
+            raise ValueError(
+                f"y contains labels not in classes {self.classes_!r}: "
+                f"{unknown[:10]!r}."
+            )
+        y_enc = y_enc.astype(np.intp)
+        sample_weight = _check_sample_weight(
+            sample_weight,
+            X,
+            dtype=np.float64,
+            ensure_non_negative=True,
+            allow_all_zero_weights=True,
+        )
+        if first:
+            self._rng = np.random.RandomState(
+                self.random_state
+                if not isinstance(self.random_state, np.random.RandomState)
+                else self.random_state.randint(np.iinfo(np.int32).max)
+            )
+            name, reason = self._choose_solver(n_classes, X)
+            self.solver_ = name
+            if self.verbose:
+                print(f"SoftmaxClassifier: solver {name!r}: {reason}")
+            self._solver = self._make_solver(name, self._n_threads())
+            counts = np.bincount(y_enc, weights=sample_weight,
+                                 minlength=n_classes)
+            self._solver.setup(
+                n_classes, X.shape[1], X.dtype, self._prior_intercept(counts)
+            )
+            self.loss_curve_ = []
+            self.n_iter_ = 0
+            if (
+                name == "exact"
+                and self.eta0 == "auto"
+                and sample_weight.sum() > 0
+            ):
+                self._pilot(X, y_enc, sample_weight)
+        elif X.dtype != self.coef_.dtype:
+            X = X.astype(self.coef_.dtype)
+        if not np.any(sample_weight > 0):
+            return self
+        order = (
+            self._rng.permutation(X.shape[0]).astype(np.intp)
+            if self.shuffle
+            else np.arange(X.shape[0], dtype=np.intp)
+        )
+        loss_sum, weight_sum = self._solver.epoch(
+            X, y_enc, sample_weight, order
+        )
+        self._solver.finalize()
+        self.loss_curve_.append(loss_sum / weight_sum)
+        self.n_iter_ = 1
+        self.eta0_ = float(self._solver.eta)
+        return self

@@ -1,0 +1,167 @@
+"""SoftmaxClassifier, the front door: the solver choice, held-out stopping
+that keeps the best epoch, the exact solver reaching the penalised
+optimum, streams, persistence and clear errors."""
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import minimize
+from scipy.special import logsumexp
+
+from sksoftmax import SoftmaxClassifier
+from sksoftmax.datasets import make_softmax_classification
+from sksoftmax.exceptions import DivergenceError
+
+
+@pytest.fixture(scope="module")
+def problem():
+    X, y = make_softmax_classification(
+        n_samples=3000, n_features=200, n_classes=30, density=0.05,
+        random_state=0,
+    )
+    return X[:2400], y[:2400], X[2400:], y[2400:]
+
+
+def _objective_reference(X, y, alpha, K):
+    """mean log-loss + alpha/2 ||W||^2 (intercepts free) and its optimum."""
+    X = sp.csr_matrix(X)
+    n, d = X.shape
+    Y = np.zeros((n, K))
+    Y[np.arange(n), y] = 1.0
+
+    def f(theta):
+        W, b = theta[: K * d].reshape(K, d), theta[K * d:]
+        Z = X @ W.T + b
+        lse = logsumexp(Z, axis=1)
+        P = np.exp(Z - lse[:, None])
+        loss = (lse - Z[np.arange(n), y]).mean() + 0.5 * alpha * (W * W).sum()
+        G = (P - Y) / n
+        gW = (X.T @ G).T + alpha * W
+        return loss, np.concatenate([gW.ravel(), G.sum(axis=0)])
+
+    res = minimize(f, np.zeros(K * d + K), jac=True, method="L-BFGS-B",
+                   options=dict(maxiter=5000, gtol=1e-10, ftol=1e-14))
+    return f, res.fun
+
+
+def test_auto_takes_exact_for_few_multiply_adds(problem):
+    X, y, _, _ = problem
+    clf = SoftmaxClassifier(max_iter=2, random_state=0).fit(X, y)
+    assert clf.solver_ == "exact"
+
+
+def test_auto_takes_a_sampled_solver_when_rows_are_costly():
+    # 2,000 classes x 300 dense features: 6e5 multiply-adds per row
+    rng = np.random.RandomState(0)
+    X = rng.randn(4000, 300)
+    y = np.arange(4000) % 2000
+    clf = SoftmaxClassifier(random_state=0)
+    name, reason = clf._choose_solver(2000, X)
+    assert name == "scent" and "multiply-adds" in reason
+
+
+def test_early_stopping_keeps_the_best_epoch(problem):
+    X, y, _, _ = problem
+    clf = SoftmaxClassifier(random_state=0, max_iter=30).fit(X, y)
+    losses = np.array(clf.validation_loss_)
+    assert clf.best_iter_ >= 1
+    assert losses[clf.best_iter_ - 1] == losses.min()
+    # the held-out rows are the first 10% of the estimator's permutation
+    n = X.shape[0]
+    perm = np.random.RandomState(0).permutation(n)
+    val = np.sort(perm[: int(np.ceil(0.1 * n))])
+    assert clf.log_loss(X[val], y[val]) == pytest.approx(losses.min(),
+                                                         rel=1e-9)
+
+
+@pytest.mark.parametrize("dense", [False, True])
+def test_exact_solver_reaches_the_penalised_optimum(problem, dense):
+    X, y, _, _ = problem
+    X, y = X[:600], y[:600]
+    X = X.toarray() if dense else X
+    alpha = 1e-2
+    classes = np.unique(y)
+    y_enc = np.searchsorted(classes, y)
+    f, best = _objective_reference(X, y_enc, alpha, classes.shape[0])
+    clf = SoftmaxClassifier(
+        solver="exact", alpha=alpha, eta0=0.3, early_stopping=False,
+        tol=None, max_iter=300, random_state=0,
+    ).fit(X, y)
+    theta = np.concatenate([clf.coef_.ravel(), clf.intercept_])
+    assert f(theta)[0] == pytest.approx(best, rel=2e-3)
+    assert clf.objective(X, y) == pytest.approx(f(theta)[0], rel=1e-9)
+
+
+def test_default_fit_beats_the_prior_and_is_finite(problem):
+    X, y, Xt, yt = problem
+    clf = SoftmaxClassifier(random_state=0).fit(X, y)
+    prior = np.bincount(np.searchsorted(clf.classes_, y),
+                        minlength=clf.classes_.shape[0]) / len(y)
+    prior_loss = -np.log(prior[np.searchsorted(clf.classes_, yt)]).mean()
+    loss = clf.log_loss(Xt, yt)
+    assert np.isfinite(loss) and loss < 0.8 * prior_loss
+    P = clf.predict_proba(Xt)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-6)
+
+
+def test_partial_fit_stream_matches_fit(problem):
+    X, y, Xt, yt = problem
+    fitted = SoftmaxClassifier(
+        random_state=0, early_stopping=False, max_iter=3, tol=None
+    ).fit(X, y)
+    stream = SoftmaxClassifier(random_state=0)
+    classes = np.unique(y)
+    for epoch in range(3):
+        for lo in range(0, X.shape[0], 400):
+            stream.partial_fit(X[lo:lo + 400], y[lo:lo + 400],
+                               classes=classes)
+    assert stream.log_loss(Xt, yt) == pytest.approx(
+        fitted.log_loss(Xt, yt), rel=0.1
+    )
+
+
+def test_pickle_mid_stream_then_continue_is_identical(problem):
+    X, y, Xt, yt = problem
+    classes = np.unique(y)
+    a = SoftmaxClassifier(random_state=0)
+    a.partial_fit(X[:1200], y[:1200], classes=classes)
+    b = pickle.loads(pickle.dumps(a))
+    a.partial_fit(X[1200:], y[1200:])
+    b.partial_fit(X[1200:], y[1200:])
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.intercept_, b.intercept_)
+
+
+@pytest.mark.parametrize("solver", ["umax", "implicit", "scent", "ar"])
+def test_sampled_solvers_behind_the_front_door(problem, solver):
+    X, y, Xt, yt = problem
+    clf = SoftmaxClassifier(solver=solver, random_state=0, max_iter=15)
+    clf.fit(X, y)
+    assert clf.solver_ == solver
+    assert clf.log_loss(Xt, yt) < np.log(30)
+
+
+def test_a_runaway_step_is_undone(problem):
+    X, y, Xt, yt = problem
+    clf = SoftmaxClassifier(solver="exact", eta0=1e6, max_iter=8,
+                            random_state=0)
+    clf.fit(X, y)
+    assert np.isfinite(clf.log_loss(Xt, yt))
+    assert clf.eta0_ < 1e6
+    with pytest.raises(DivergenceError, match="eta0"):
+        SoftmaxClassifier(solver="exact", eta0=1e6, early_stopping=False,
+                          max_iter=3, random_state=0).fit(X * 1e3, y)
+
+
+def test_bad_input_is_named(problem):
+    X, y, _, _ = problem
+    with pytest.raises(ValueError, match="solver"):
+        SoftmaxClassifier(solver="newton").fit(X, y)
+    with pytest.raises(ValueError, match="classes must be passed"):
+        SoftmaxClassifier().partial_fit(X, y)
+    with pytest.raises(ValueError, match="not in classes"):
+        SoftmaxClassifier().partial_fit(X, y, classes=np.unique(y)[:-1])
+    with pytest.raises(ValueError, match="validation_fraction"):
+        SoftmaxClassifier(validation_fraction=0.999).fit(X[:50], y[:50])
