@@ -44,9 +44,10 @@ the suite measures:
   row), on one BLAS thread, when its memory, estimated as 8 bytes x (4 K
   (D + 1) + 3 n K) (weights, gradient and L-BFGS history; the n x K
   scores, probabilities and gradient), is below ``--lr-max-gb`` (4) and a
-  3-iteration probe fit says ``--lr-max-iter`` iterations fit in
+  3-iteration probe fit says ``--lr-max-iter`` (500) iterations fit in
   ``--lr-budget`` CPU seconds; otherwise one 'skipped' record with the
-  estimate.
+  estimate. While the best C is at an end of the grid, C x 3 (or / 3)
+  is tried too, at most ``--lr-extend`` (2) more fits.
 - ``sgd``: ``SGDClassifier(loss='log_loss', random_state=0)``, defaults
   (one-vs-rest; log-loss of scikit-learn's normalised OvR probabilities),
   when K x D <= ``--sgd-max-params`` and one binary epoch x K x 15 epochs
@@ -529,9 +530,14 @@ def summary_line(r):
     head = f"= [{r['set']}] {r['method']} {r['config']}: "
     if r.get("best_log_loss") is None:
         return head + f"{r.get('status')}: {r.get('note', '')}"
+    where = (
+        f"after {r['n_iter']:g} iterations"
+        if "n_iter" in r
+        else f"at epoch {r.get('best_epoch')}"
+    )
     text = (
-        f"best test log-loss {r['best_log_loss']:.4f} at epoch "
-        f"{r.get('best_epoch')} ({r.get('best_cpu_s', 0):.2f} CPU s)"
+        f"best test log-loss {r['best_log_loss']:.4f} {where} "
+        f"({r.get('best_cpu_s', 0):.2f} CPU s)"
     )
     if r.get("status") != "ok":
         text += f" [{r['status']}: {r.get('note', '')[:120]}]"
@@ -676,8 +682,11 @@ def run_point(data, facts, method, eta0, alpha, factor, opts):
     """One grid point: a partial_fit loop; its JSON record."""
     from sklearn.utils._param_validation import InvalidParameterError
 
+    from threadpoolctl import threadpool_limits
+
     from sksoftmax import DivergenceError
 
+    threadpool_limits(1, user_api="blas")  # also in a --n-jobs worker
     set_name, K = facts["set"], facts["n_classes"]
     config = grid_config(factor, alpha)
     record = dict(
@@ -956,33 +965,51 @@ def run_logreg(data, facts, args, rec):
             )
         )
         return
-    for C in args.lr_Cs:
-        clf = LogisticRegression(
-            C=C, solver="lbfgs", max_iter=args.lr_max_iter
-        )
-        clock = Clock()
-        with threadpool_limits(1), clock:
-            clf.fit(X, y)
-        W_T, b = full_columns(clf.coef_, clf.intercept_, clf.classes_, K)
-        loss, top1, _ = evaluate(W_T, b, data["X_test"], y=data["y_test"])
-        record = dict(
-            set=facts["set"],
-            method="logreg",
-            config=f"C={C:g}",
-            C=C,
-            status="ok",
-            n_iter=int(np.max(clf.n_iter_)),
-            max_iter=args.lr_max_iter,
-        )
-        curve = [
-            dict(
-                epoch=1,
-                cpu_s=clock.cpu,
-                log_loss=float(loss),
-                top1=float(top1),
-            )
-        ]
-        rec.store(_finish(record, curve))
+    Cs, losses = sorted(args.lr_Cs), {}
+    pending, extra = list(Cs), args.lr_extend
+    while pending:
+        C = pending.pop(0)
+        losses[C] = _logreg_fit(data, facts, args, rec, C)
+        if pending:
+            continue
+        # the best C at an end of the grid: one more C beyond it (x3)
+        done = sorted(losses)
+        best = min(done, key=losses.get)
+        if extra > 0 and best in (done[0], done[-1]) and len(done) > 1:
+            nxt = best * 3 if best == done[-1] else best / 3
+            print(f"  best C={best:g} at the grid's end: C={nxt:g} too")
+            pending.append(nxt)
+            extra -= 1
+
+
+def _logreg_fit(data, facts, args, rec, C):
+    """One LogisticRegression fit; its test log-loss (stored)."""
+    from sklearn.linear_model import LogisticRegression
+    from threadpoolctl import threadpool_limits
+
+    K = facts["n_classes"]
+    clf = LogisticRegression(C=C, solver="lbfgs", max_iter=args.lr_max_iter)
+    clock = Clock()
+    with threadpool_limits(1), clock:
+        clf.fit(data["X_train"], data["y_train"])
+    W_T, b = full_columns(clf.coef_, clf.intercept_, clf.classes_, K)
+    loss, top1, _ = evaluate(W_T, b, data["X_test"], data["y_test"])
+    record = dict(
+        set=facts["set"],
+        method="logreg",
+        config=f"C={C:g}",
+        C=C,
+        status="ok",
+        n_iter=int(np.max(clf.n_iter_)),
+        max_iter=args.lr_max_iter,
+    )
+    if record["n_iter"] >= args.lr_max_iter:
+        record["note"] = f"max_iter={args.lr_max_iter} reached"
+    curve = [
+        dict(epoch=1, cpu_s=clock.cpu, log_loss=float(loss), top1=float(top1))
+    ]
+    rec.store(_finish(record, curve))
+    return float(loss)
 
 
 def run_sgd(data, facts, args, rec):
@@ -1236,7 +1263,11 @@ def set_report(set_name, facts, records, tolerance):
                 _fmt(r["best_log_loss"]),
                 _fmt(_excess(r, best), "+.2%"),
                 _fmt(r.get("best_top1")),
-                r.get("best_epoch") or "",
+                (
+                    f"n_iter {r['n_iter']:g}"
+                    if "n_iter" in r
+                    else r.get("best_epoch") or ""
+                ),
                 _fmt(r.get("best_cpu_s"), ".2f"),
                 "",
                 _status(r),
@@ -1250,7 +1281,7 @@ def set_report(set_name, facts, records, tolerance):
                 "test log-loss",
                 "vs best tuned",
                 "top-1",
-                "epoch",
+                "epoch (best)",
                 "CPU s (to best)",
                 "peak MB",
                 "status",
@@ -1398,6 +1429,7 @@ def plot_set(path, set_name, facts, records, tolerance):
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        import matplotlib.ticker
     except ImportError:
         print("matplotlib not installed (pip install matplotlib): no PNG")
         return False
@@ -1490,8 +1522,9 @@ def plot_set(path, set_name, facts, records, tolerance):
         )
     ax.set(
         xscale="log",
+        yscale="log",
         xlabel="fit CPU seconds (one thread, evaluation excluded)",
-        ylabel="test log-loss (exact)",
+        ylabel="test log-loss (exact; log scale)",
         title=f"{set_name}"
         + (
             f": K = {facts['n_classes']}, n = {facts['n_train']}"
@@ -1508,7 +1541,11 @@ def plot_set(path, set_name, facts, records, tolerance):
         if default is not None and default.get("best_log_loss") is not None:
             tops.append(default["best_log_loss"])
         hi = max(tops)
-        ax.set_ylim(lo - 0.05 * (hi - lo) - 0.01, hi + 0.1 * (hi - lo))
+        ax.set_ylim(lo / 1.05, hi * 1.15)
+    plain = matplotlib.ticker.FormatStrFormatter("%.3g")
+    ax.yaxis.set_major_formatter(plain)
+    ax.yaxis.set_minor_formatter(plain)
+    ax.tick_params(axis="y", which="minor", labelsize=7)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     fig.tight_layout()
     fig.savefig(path, dpi=100)
@@ -1832,6 +1869,13 @@ def parse_args(argv=None):
     p.add_argument("--tolerance", type=float, default=0.02)
     p.add_argument(
         "--lr-Cs", type=_csv(float), default=[0.1, 0.3, 1.0, 3.0, 10.0]
+    )
+    p.add_argument(
+        "--lr-extend",
+        type=int,
+        default=2,
+        help="extra C values (x3 or /3) tried while the best C is at an "
+        "end of the grid",
     )
     p.add_argument("--lr-max-iter", type=int, default=500)
     p.add_argument("--lr-max-gb", type=float, default=4.0)
