@@ -80,13 +80,15 @@ classes, millions of rows), ``docstrings`` (stdlib docstrings -> module,
 TF-IDF, ``_stdlib_docstrings.py``), planted softmax sets of
 ``make_softmax_classification`` (80/20 seeded split, float32):
 ``synth_1k_zipf_sparse`` (K = 1,000, Zipf 1 prior, ~20 rows per class),
-``synth_1k_flat_dense`` (K = 1,000, flat, 100 rows per class, 50 dense
-count features), ``synth_20k_zipf`` (bench_large_k.py's zipf20k: K =
-20,000, Zipf 0.5, ~4 rows per class), ``synth_20k_flat`` (20 rows per
-class), ``synth_100k_zipf`` (K = 100,000, Zipf 0.5, 200,000 training rows),
+``synth_1k_flat_dense`` (K = 1,000, flat, 100 rows per class, 50 count
+features stored dense, ~45% of them nonzero), ``synth_20k_zipf``
+(bench_large_k.py's zipf20k: K = 20,000, Zipf 0.5, ~4 rows per class),
+``synth_20k_flat`` (20 rows per class), ``synth_100k_zipf`` (K =
+100,000, Zipf 0.5, 200,000 training rows, ~78,000 classes in them),
 ``synth_100_sparse_many`` (K = 100, 1,000 rows per class, 20,000 sparse
 features); ``digits`` (load_digits / 16, 10 classes, 64 dense features)
 and ``digits_raw`` (the same unscaled, 0..16: a user who did not scale).
+The sizes, nonzeros and build times are in ``--shapes``'s table.
 
 Outputs (``--out-dir``, default benchmarks/results)
 --------------------------------------------------
@@ -271,6 +273,7 @@ SYNTH = {
         n_classes=1_000,
         density=1.0,
         class_exponent=0.0,
+        background_exponent=0.0,  # uniform words: most counts nonzero
     ),
     "synth_20k_zipf": dict(LARGE_K_SYNTHETIC["zipf20k"]),
     "synth_20k_flat": dict(
@@ -436,6 +439,7 @@ def prepare(name, test_rows=None):
         log_k=float(np.log(n_classes)),
         build_s=build_s,
     )
+    facts["prepare_s"] = time.perf_counter() - start
     data = dict(
         X_train=X,
         y_train=y.astype(np.int64),
@@ -472,11 +476,15 @@ def check_shapes(data, facts, expect):
 
 
 def show_shapes(names, test_rows):
-    """Build every set, check it, print its sizes and build time."""
+    """Build every set, check it, print its sizes and build time.
+
+    build s: the loader or generator; prep s: that plus the label
+    remapping, the test subsample and the statistics of ``prepare``.
+    """
     header = (
         f"{'set':<23}{'n_train':>10}{'n_test':>8}{'(all)':>9}{'K':>8}"
         f"{'D':>8}{'nnz/row':>9}{'rows/K':>9}{'dense':>7}{'dtype':>9}"
-        f"{'build s':>9}  check"
+        f"{'build s':>9}{'prep s':>8}  check"
     )
     print(header, flush=True)
     for name in names:
@@ -491,7 +499,8 @@ def show_shapes(names, test_rows):
             f"{facts['n_test_seen']:>9}{facts['n_classes']:>8}"
             f"{facts['n_features']:>8}{facts['nnz_per_row']:>9.1f}"
             f"{facts['rows_per_class']:>9.1f}{str(facts['dense']):>7}"
-            f"{facts['dtype']:>9}{facts['build_s']:>9.1f}  "
+            f"{facts['dtype']:>9}{facts['build_s']:>9.1f}"
+            f"{facts['prepare_s']:>8.1f}  "
             + ("ok" if not bad else "; ".join(bad)),
             flush=True,
         )
