@@ -1156,3 +1156,113 @@ def monte_carlo_z(samples, exact):
     z = np.where(fixed, 0.0, diff / np.where(fixed, 1.0, se))
     z[fixed & (np.abs(diff) > scale)] = np.inf
     return z
+
+
+# ---- exact-gradient solver with AdaGrad-norm steps (sksoftmax/_exact.py) ----
+
+# eps of the steps eta / sqrt(eps + G) (sksoftmax/_exact.py)
+EXACT_EPS = 1e-8
+
+
+def new_exact_state(n_classes, n_features, intercept=None):
+    """A fresh state of ``ExactSolver.setup`` in float64, as a dict."""
+    return {
+        "Wt": np.zeros((n_features, n_classes)),
+        "b": (
+            np.zeros(n_classes)
+            if intercept is None
+            else np.array(intercept, dtype=np.float64)
+        ),
+        "G": np.zeros(n_features),
+        "Gb": 0.0,
+        "tau_last": np.zeros(n_features),
+        "tau": 0.0,
+    }
+
+
+def _exact_copy(state):
+    return {
+        k: (v.astype(np.float64) if isinstance(v, np.ndarray) else float(v))
+        for k, v in state.items()
+    }
+
+
+def exact_finalize_reference(state, *, eta, alpha):
+    """Decay every feature with G_j > 0 from tau_last_j to tau (new dict)."""
+    st = _exact_copy(state)
+    if alpha > 0:
+        G, tl = st["G"], st["tau_last"]
+        rate = np.where(
+            G > 0,
+            eta * alpha * (st["tau"] - tl) / np.sqrt(EXACT_EPS + G),
+            0.0,
+        )
+        st["Wt"] *= np.exp(-rate)[:, None]
+        tl[:] = st["tau"]
+    return st
+
+
+def exact_epoch_reference(
+    X, y, sw, state, order, *, eta, alpha=0.0, fit_intercept=True, lazy=True
+):
+    """One epoch of the exact solver's steps 1-5 over the rows ``order``.
+
+    ``state``: a dict as ``new_exact_state`` (not modified); the row's
+    "nonzero features" are the stored entries of a CSR row, every column of
+    a dense one. ``lazy=True`` keeps the kernel's lazy decay (a feature
+    decays from tau_last_j when a row touches it; ``exact_finalize_reference``
+    does the rest). ``lazy=False`` decays every feature with G_j > 0 by
+    exp(-eta alpha s / sqrt(eps + G_j)) at every row of weight s, the
+    definition the lazy form must reproduce (tau_last then always equals
+    tau). Computed in float64. Returns (state, loss_sum, weight_sum).
+    """
+    st = _exact_copy(state)
+    Wt, b, G, tl = st["Wt"], st["b"], st["G"], st["tau_last"]
+    Gb, tau = st["Gb"], st["tau"]
+    Xd = dense(X).astype(np.float64)
+    D = Xd.shape[1]
+    loss_sum = weight_sum = 0.0
+    for i in order:
+        s = sw[i]
+        if s == 0:
+            continue
+        if sp.issparse(X):
+            idx = X.indices[X.indptr[i] : X.indptr[i + 1]]
+        else:
+            idx = np.arange(D)
+        x = Xd[i, idx]
+        # 1: the L2 decay
+        if alpha > 0:
+            tau += s
+            if lazy:
+                for j in idx:
+                    if G[j] > 0:
+                        Wt[j] *= np.exp(
+                            -eta * alpha * (tau - tl[j]) / np.sqrt(EXACT_EPS + G[j])
+                        )
+                    tl[j] = tau
+            else:
+                rate = np.where(
+                    G > 0, eta * alpha * s / np.sqrt(EXACT_EPS + G), 0.0
+                )
+                Wt *= np.exp(-rate)[:, None]
+                tl[:] = tau
+        # 2: scores and the progressive loss, before the update
+        z = b + x @ Wt[idx]
+        m = z.max()
+        lse = m + np.log(np.exp(z - m).sum())
+        loss_sum += s * (lse - z[y[i]])
+        weight_sum += s
+        # 3: coefficients
+        c = s * np.exp(z - lse)
+        c[y[i]] -= s
+        c2 = c @ c
+        # 4: per-feature AdaGrad-norm steps (idx holds distinct features)
+        G[idx] += x * x * c2
+        Wt[idx] -= (eta / np.sqrt(EXACT_EPS + G[idx]) * x)[:, None] * c[None, :]
+        # 5: intercepts
+        if fit_intercept:
+            Gb += c2
+            b -= eta / np.sqrt(EXACT_EPS + Gb) * c
+    st["Gb"], st["tau"] = Gb, tau
+    return st, loss_sum, weight_sum
