@@ -72,6 +72,9 @@ SAMPLED_DEFAULT = "scent"
 PILOT_ETAS = tuple(3.0**k for k in range(-3, 2))  # 1/27 ... 3
 PILOT_MAX_ROWS = 50_000
 PILOT_MIN_ROWS = 200
+# the step scale when there are too few rows for the pilot: a feature's
+# first update moves its K weights by one unit of log-odds
+ETA_NO_PILOT = 1.0
 # grid steps added beyond an end of PILOT_ETAS while the winner is there
 PILOT_MAX_EXTEND = 3
 
@@ -306,7 +309,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
 
     def _make_solver(self, name, n_threads):
         if name == "exact":
-            eta = 0.3 if self.eta0 == "auto" else float(self.eta0)
+            eta = ETA_NO_PILOT if self.eta0 == "auto" else float(self.eta0)
             return ExactSolver(
                 eta=eta,
                 alpha=float(self.alpha),
@@ -445,9 +448,9 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 loss_sum, weight_sum = self._solver.epoch(
                     X_tr, y_tr, w_tr, order
                 )
-            except DivergenceError:
+            except DivergenceError as exc:
                 if snap is None:
-                    raise
+                    raise self._divergence(exc) from exc
                 # the step overflowed: back to the best epoch, half the step
                 self._undo(snap, 0.5)
                 n_bad += 1
@@ -519,6 +522,34 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             self._undo(snap, 1.0)
         self.eta0_ = float(self._solver.eta)
         return self
+
+    def _divergence(self, exc):
+        """The solver's DivergenceError, told in the estimator's terms."""
+        return DivergenceError(
+            f"SoftmaxClassifier(solver={self.solver_!r}) diverged: {exc} "
+            f"The step is eta0={self._solver.eta:.3g}"
+            + (" (chosen by eta0='auto')" if self.eta0 == "auto" else "")
+            + ": lower eta0, or leave early_stopping=True so that a "
+            "diverging epoch is undone and retried with half the step."
+        )
+
+    def objective(self, X, y, sample_weight=None):
+        """Exact penalised objective: log_loss + alpha/2 ||coef_||^2.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        objective : float
+        """
+        coef = np.asarray(self.coef_, dtype=np.float64)
+        return self.log_loss(X, y, sample_weight) + 0.5 * self.alpha * float(
+            np.einsum("ij,ij->", coef, coef)
+        )
 
     def _undo(self, snap, step_factor):
         """Back to the state of ``snap``, the current step times
@@ -702,9 +733,12 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             if self.shuffle
             else np.arange(X.shape[0], dtype=np.intp)
         )
-        loss_sum, weight_sum = self._solver.epoch(
-            X, y_enc, sample_weight, order
-        )
+        try:
+            loss_sum, weight_sum = self._solver.epoch(
+                X, y_enc, sample_weight, order
+            )
+        except DivergenceError as exc:
+            raise self._divergence(exc) from exc
         self._solver.finalize()
         self.loss_curve_.append(loss_sum / weight_sum)
         self.n_iter_ = 1

@@ -1,4 +1,4 @@
-"""What several test modules share: the eight public estimator classes and
+"""What several test modules share: the nine public estimator classes and
 a small four-class problem."""
 
 from sklearn.datasets import make_classification
@@ -10,11 +10,13 @@ from sksoftmax import (
     ImplicitSGDClassifier,
     SampledSoftmaxClassifier,
     SCENTClassifier,
+    SoftmaxClassifier,
     StochasticBoundClassifier,
     UMaxSoftmaxClassifier,
 )
 
 ALL_ESTIMATORS = [
+    SoftmaxClassifier,
     UMaxSoftmaxClassifier,
     ImplicitSGDClassifier,
     SampledSoftmaxClassifier,

@@ -9,11 +9,17 @@ from sksoftmax import (
     ImplicitSGDClassifier,
     SampledSoftmaxClassifier,
     SCENTClassifier,
+    SoftmaxClassifier,
     StochasticBoundClassifier,
     UMaxSoftmaxClassifier,
 )
 
 ESTIMATORS = [
+    # the front door: its default (exact solver, held-out stopping), without
+    # held-out rows, with a penalty, and a sampled solver behind it
+    SoftmaxClassifier(random_state=0),
+    SoftmaxClassifier(early_stopping=False, alpha=1e-3, random_state=0),
+    SoftmaxClassifier(solver="scent", random_state=0),
     UMaxSoftmaxClassifier(random_state=0),
     UMaxSoftmaxClassifier(alpha=1e-3, fit_intercept=False, random_state=0),
     ImplicitSGDClassifier(random_state=0),

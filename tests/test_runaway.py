@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from sksoftmax import UMaxSoftmaxClassifier
+from sksoftmax import SoftmaxClassifier, UMaxSoftmaxClassifier
 from sksoftmax.exceptions import DivergenceError
 
 from _estimators import ALL_ESTIMATORS as ALL, four_class_problem
@@ -33,6 +33,11 @@ def _runaway_warnings(record):
 def test_eta0_1e6_warns_or_raises_naming_eta0(data, Est, how):
     """Before: five estimators returned coef_ near 3e6 without a word."""
     X, y = data
+    if how == "fit" and Est is SoftmaxClassifier:
+        pytest.skip(
+            "held-out stopping undoes a diverging epoch and halves the step "
+            "(tests/test_softmax.py::test_a_runaway_step_is_undone)"
+        )
     est = Est(eta0=1e6, max_iter=5, tol=None, random_state=0)
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")

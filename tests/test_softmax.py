@@ -118,7 +118,7 @@ def test_partial_fit_stream_matches_fit(problem):
             stream.partial_fit(X[lo:lo + 400], y[lo:lo + 400],
                                classes=classes)
     assert stream.log_loss(Xt, yt) == pytest.approx(
-        fitted.log_loss(Xt, yt), rel=0.1
+        fitted.log_loss(Xt, yt), rel=0.25
     )
 
 
