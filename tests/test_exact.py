@@ -11,6 +11,7 @@ from scipy.optimize import minimize
 
 from sksoftmax import DivergenceError
 from sksoftmax._exact import ExactSolver
+from sksoftmax._exact_fast import _expf
 
 from _reference import (
     exact_epoch_reference,
@@ -404,3 +405,19 @@ def test_input_checks():
     solver.eta = -1.0
     with pytest.raises(ValueError, match="eta"):
         solver.epoch(X, y, sw, [0])
+
+
+@pytest.mark.kernel
+def test_float_exp():
+    """The float32 kernel's exp: within 2 float ulps of e^x on [-87, 0],
+    0 below (and at -inf), NaN for NaN."""
+    x = np.concatenate([
+        -np.geomspace(1e-8, 87.0, 3000),
+        np.linspace(-87.0, 0.0, 3001),
+    ]).astype(np.float32)
+    got = np.array([_expf(v) for v in x])
+    exact = np.exp(x.astype(np.float64))
+    assert np.all(np.abs(got - exact) <= 2 * np.finfo(np.float32).eps * exact)
+    assert _expf(-87.5) == 0.0 and _expf(-np.inf) == 0.0
+    assert _expf(0.0) == 1.0
+    assert np.isnan(_expf(np.nan))
