@@ -424,82 +424,94 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             self._solver.setup(
                 n_classes, X.shape[1], X.dtype, self._prior_intercept(counts)
             )
-            if name == "exact" and self.eta0 == "auto":
-                self._pilot(X_tr, y_tr, w_tr)
         self.n_iter_ = 0
         self.loss_curve_ = []
         self.validation_loss_ = [] if val is not None else None
+        held_out = (X_val, y_val, w_val) if val is not None else None
+        path = self._descend(X_tr, y_tr, w_tr, held_out, warm)
+        if val is not None and not warm:
+            # the held-out rows chose the steps and the epochs; the model
+            # is then fitted again on every row along the same path
+            self._refit(X, y_enc, sample_weight, path)
+        self.eta0_ = float(self._solver.eta)
+        return self
+
+    def _descend(self, X, y, sample_weight, held_out, warm):
+        """Epochs over (X, y) until the held-out (or training) loss stops
+        improving; returns the path to the model kept: the steps of its
+        epochs, the first epoch's with the number of pilot rows."""
+        name = self.solver_
+        path = []
+        start_epoch = 0
+        if not warm and name == "exact" and self.eta0 == "auto":
+            eta, rows = self._pilot(X, y, sample_weight)
+            if rows is not None:
+                # the pilot's winner has made the first epoch
+                path.append(eta)
+                start_epoch = 1
+                self._end_of_epoch(np.nan, np.nan, held_out, 0.0)
         best, snap, n_bad = np.inf, None, 0
         self.best_iter_ = 0
-        if val is not None and hasattr(self, "coef_"):
+        if held_out is not None and hasattr(self, "coef_"):
             # the starting model (class prior, the pilot's winner, or the
             # warm start) is the one to beat
-            best = self._log_loss(X_val, y_val, w_val)
-            snap = self._solver.snapshot()
-        callback = getattr(self, "_epoch_callback", None)
-        for epoch in range(self.max_iter):
+            best = (
+                self.validation_loss_[-1]
+                if self.validation_loss_
+                else self._log_loss(*held_out)
+            )
+            snap = (self._solver.snapshot(), list(path))
+            self.best_iter_ = self.n_iter_
+        for epoch in range(start_epoch, self.max_iter):
             order = (
-                self._rng.permutation(X_tr.shape[0]).astype(np.intp)
+                self._rng.permutation(X.shape[0]).astype(np.intp)
                 if self.shuffle
-                else np.arange(X_tr.shape[0], dtype=np.intp)
+                else np.arange(X.shape[0], dtype=np.intp)
             )
             start = time.perf_counter()
             try:
                 loss_sum, weight_sum = self._solver.epoch(
-                    X_tr, y_tr, w_tr, order
+                    X, y, sample_weight, order
                 )
             except DivergenceError as exc:
                 if snap is None:
                     raise self._divergence(exc) from exc
                 # the step overflowed: back to the best epoch, half the step
-                self._undo(snap, 0.5)
+                self._undo(snap[0], 0.5)
+                path = list(snap[1])
                 n_bad += 1
+                self.n_iter_ += 1
                 if self.verbose:
                     print(
-                        f"Epoch {epoch + 1}: diverged; restored epoch "
+                        f"Epoch {self.n_iter_}: diverged; restored epoch "
                         f"{self.best_iter_}, step halved to "
                         f"{self._solver.eta:.3g}"
                     )
-                self.n_iter_ += 1
                 if n_bad >= self.n_iter_no_change:
                     break
                 continue
             self._solver.finalize()
-            self.n_iter_ += 1
+            # the step this epoch took (a sampled solver's 'auto' step is
+            # known once its first pass has run)
+            path.append(self._solver.eta)
             train_loss = loss_sum / weight_sum if weight_sum > 0 else np.nan
-            self.loss_curve_.append(train_loss)
-            if val is not None:
-                monitored = self._log_loss(X_val, y_val, w_val)
-                self.validation_loss_.append(monitored)
-            else:
-                monitored = train_loss
-            seconds = time.perf_counter() - start
+            monitored = self._end_of_epoch(
+                train_loss, train_loss, held_out, time.perf_counter() - start
+            )
             improved = self.tol is None or monitored < best - self.tol
             if monitored < best:
                 best = monitored
                 self.best_iter_ = self.n_iter_
-                if val is not None:
-                    snap = self._solver.snapshot()
-            if self.verbose:
-                print(
-                    f"Epoch {self.n_iter_}: {seconds:.3f} s, training loss "
-                    f"{train_loss:.5f}"
-                    + (
-                        f", held-out log-loss {monitored:.5f}"
-                        if val is not None
-                        else ""
-                    )
-                    + f", step {self._solver.eta:.3g}"
-                )
-            if callback is not None:
-                callback(self)
+                if held_out is not None:
+                    snap = (self._solver.snapshot(), list(path))
             if improved:
                 n_bad = 0
                 continue
             n_bad += 1
-            if val is not None and self.best_iter_ != self.n_iter_:
+            if held_out is not None and self.best_iter_ != self.n_iter_:
                 # a worse epoch: undo it and try again with half the step
-                self._undo(snap, 0.5)
+                self._undo(snap[0], 0.5)
+                path = list(snap[1])
             else:
                 self._solver.eta = 0.5 * self._solver.eta
             if n_bad >= self.n_iter_no_change:
@@ -519,9 +531,76 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                     ConvergenceWarning,
                 )
         if snap is not None and self.best_iter_ != self.n_iter_:
-            self._undo(snap, 1.0)
-        self.eta0_ = float(self._solver.eta)
-        return self
+            self._undo(snap[0], 1.0)
+            path = list(snap[1])
+        return path
+
+    def _end_of_epoch(self, train_loss, monitored, held_out, seconds):
+        """Count and record an epoch, report it; return the monitored loss
+        (held-out log-loss when there are held-out rows)."""
+        self.n_iter_ += 1
+        self.loss_curve_.append(train_loss)
+        if held_out is not None:
+            monitored = self._log_loss(*held_out)
+            self.validation_loss_.append(monitored)
+        if self.verbose:
+            print(
+                f"Epoch {self.n_iter_}: {seconds:.3f} s, training loss "
+                f"{train_loss:.5f}"
+                + (
+                    f", held-out log-loss {monitored:.5f}"
+                    if held_out is not None
+                    else ""
+                )
+                + f", step {self._solver.eta:.3g}"
+            )
+        callback = getattr(self, "_epoch_callback", None)
+        if callback is not None:
+            callback(self)
+        return monitored
+
+    def _refit(self, X, y, sample_weight, path):
+        """Fit again on all rows from the start, one epoch per step of
+        ``path`` (the held-out rows' choice of steps and epochs)."""
+        if not path:
+            return
+        n_classes = self.classes_.shape[0]
+        counts = np.bincount(y, weights=sample_weight, minlength=n_classes)
+        self._solver = self._make_solver(self.solver_, self._n_threads())
+        self._solver.setup(
+            n_classes, X.shape[1], X.dtype, self._prior_intercept(counts)
+        )
+        if self.verbose:
+            print(
+                f"Refit on all {X.shape[0]} rows: {len(path)} epochs, steps "
+                + ", ".join(f"{e:.3g}" for e in path)
+            )
+        for eta in path:
+            self._solver.eta = eta
+            order = (
+                self._rng.permutation(X.shape[0]).astype(np.intp)
+                if self.shuffle
+                else np.arange(X.shape[0], dtype=np.intp)
+            )
+            start = time.perf_counter()
+            try:
+                loss_sum, weight_sum = self._solver.epoch(
+                    X, y, sample_weight, order
+                )
+            except DivergenceError as exc:
+                raise self._divergence(exc) from exc
+            self._solver.finalize()
+            train_loss = loss_sum / weight_sum if weight_sum > 0 else np.nan
+            self._end_of_epoch(
+                train_loss, train_loss, None, time.perf_counter() - start
+            )
+
+    def _undo(self, snap, step_factor):
+        """Back to the state of ``snap``, the current step times
+        ``step_factor`` (a snapshot's own step is not restored)."""
+        eta = self._solver.eta
+        self._solver.restore(snap)
+        self._solver.eta = step_factor * eta
 
     def _divergence(self, exc):
         """The solver's DivergenceError, told in the estimator's terms."""
@@ -551,13 +630,6 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             np.einsum("ij,ij->", coef, coef)
         )
 
-    def _undo(self, snap, step_factor):
-        """Back to the state of ``snap``, the current step times
-        ``step_factor`` (a snapshot's own step is not restored)."""
-        eta = self._solver.eta
-        self._solver.restore(snap)
-        self._solver.eta = step_factor * eta
-
     def _prior_intercept(self, counts):
         """Log class prior with one pseudo-row spread over the classes
         (a class without rows gets a small, finite intercept)."""
@@ -569,15 +641,19 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         pseudo = 1.0
         return np.log((counts + pseudo / counts.shape[0]) / (total + pseudo))
 
-    def _pilot(self, X, y, sample_weight):
-        """Pick the exact solver's step scale from PILOT_ETAS.
+    def _pilot(self, X, y, sample_weight, whole_epoch=True):
+        """Pick the exact solver's step scale; returns (eta, rows) with
+        rows None when there were too few rows to try.
 
-        Each candidate runs from the same start over the same first m rows
-        of a random order (m at most a fifth of the rows: the five trials
-        cost about one epoch); its score is the progressive log-loss of
-        the second half of those rows, each scored before its own update
-        and after m/2 or more rows of training, so an honest held-out
-        estimate. The winner's state is kept: its rows count as trained.
+        Stage 1: each candidate of PILOT_ETAS (walking on past an end
+        while the winner is there) runs from the same start over the same
+        first m rows of a random order, m at most a fifth of the rows; its
+        score is the progressive log-loss of the second half of those rows,
+        each row scored before its own update, an honest held-out
+        estimate. Stage 2 (``whole_epoch``): the two best go on over the
+        rest of the epoch's rows and the lower progressive log-loss there
+        wins, so the choice is made at the horizon of a whole epoch; the
+        winner has then made the first epoch.
         """
         n = X.shape[0]
         m = min(PILOT_MAX_ROWS, n // len(PILOT_ETAS))
@@ -587,31 +663,35 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                     f"eta0='auto': {n} rows are too few for the pilot; "
                     f"using {self._solver.eta:.3g}"
                 )
-            return
-        order = self._rng.permutation(n)[:m].astype(np.intp)
-        first, second = order[: m // 2], order[m // 2 :]
+            return self._solver.eta, None
+        order = self._rng.permutation(n).astype(np.intp)
+        first, second, rest = order[: m // 2], order[m // 2 : m], order[m:]
         start = self._solver.snapshot()
         results = {}
-        best = (np.inf, None, None)
+        ranked = []  # (score, eta, state), the two best
 
-        def trial(eta):
-            nonlocal best
-            self._solver.restore(start)
-            self._solver.eta = eta
+        def run(rows):
             try:
-                self._solver.epoch(X, y, sample_weight, first)
                 loss_sum, weight_sum = self._solver.epoch(
-                    X, y, sample_weight, second
+                    X, y, sample_weight, rows
                 )
                 score = loss_sum / weight_sum if weight_sum > 0 else np.inf
             except DivergenceError:
                 score = np.inf
-            if not np.isfinite(score):
+            return score if np.isfinite(score) else np.inf
+
+        def trial(eta):
+            self._solver.restore(start)
+            self._solver.eta = eta
+            if run(first) == np.inf:
                 score = np.inf
+            else:
+                score = run(second)
             results[eta] = score
-            if score < best[0]:
-                self._solver.finalize()
-                best = (score, eta, self._solver.snapshot())
+            if score < np.inf:
+                ranked.append((score, eta, self._solver.snapshot()))
+                ranked.sort(key=lambda r: r[0])
+                del ranked[2:]
 
         for eta in PILOT_ETAS:
             trial(eta)
@@ -619,26 +699,51 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         ratio = PILOT_ETAS[1] / PILOT_ETAS[0]
         for _ in range(PILOT_MAX_EXTEND):
             etas = sorted(results)
-            if best[1] == etas[-1]:
+            if not ranked:
+                trial(etas[0] / ratio)
+            elif ranked[0][1] == etas[-1]:
                 trial(etas[-1] * ratio)
-            elif best[1] == etas[0]:
+            elif ranked[0][1] == etas[0]:
                 trial(etas[0] / ratio)
             else:
                 break
-        results = sorted(results.items())
-        self.eta0_trials_ = np.array(results)
-        if best[1] is None:
+        self.eta0_trials_ = np.array(sorted(results.items()))
+        if not ranked:
             self._solver.restore(start)
-            self._solver.eta = min(PILOT_ETAS)
+            self._solver.eta = min(results)
+            return self._solver.eta, None
+        finals = []
+        if whole_epoch and rest.shape[0] > 0 and len(ranked) > 1:
+            for score, eta, state in ranked:
+                self._solver.restore(state)
+                self._solver.eta = eta
+                finals.append((run(rest), eta, self._solver.snapshot()))
+            finals.sort(key=lambda r: r[0])
+            winner = finals[0]
         else:
-            self._solver.restore(best[2])
-            self._solver.eta = best[1]
+            winner = ranked[0]
+            self._solver.restore(winner[2])
+            self._solver.eta = winner[1]
+            if whole_epoch and rest.shape[0] > 0:
+                run(rest)
+            winner = (winner[0], winner[1], None)
+        if winner[2] is not None:
+            self._solver.restore(winner[2])
+        self._solver.eta = winner[1]
+        self._solver.finalize()
         if self.verbose:
-            tried = ", ".join(f"{e:g}: {s:.4g}" for e, s in results)
-            print(
+            tried = ", ".join(f"{e:.3g}: {v:.4g}" for e, v in sorted(
+                results.items()))
+            line = (
                 f"eta0='auto': pilot on {m} rows, progressive log-loss "
-                f"{{{tried}}}; using {self._solver.eta:g}"
+                f"{{{tried}}}"
             )
+            if finals:
+                line += "; on the rest of the epoch " + ", ".join(
+                    f"{e:.3g}: {v:.4g}" for v, e, _ in finals
+                )
+            print(line + f"; using {winner[1]:.3g}")
+        return winner[1], m
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
@@ -723,7 +828,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 and self.eta0 == "auto"
                 and sample_weight.sum() > 0
             ):
-                self._pilot(X, y_enc, sample_weight)
+                self._pilot(X, y_enc, sample_weight, whole_epoch=False)
         elif X.dtype != self.coef_.dtype:
             X = X.astype(self.coef_.dtype)
         if not np.any(sample_weight > 0):

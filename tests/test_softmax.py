@@ -62,18 +62,25 @@ def test_auto_takes_a_sampled_solver_when_rows_are_costly():
     assert name == "scent" and "multiply-adds" in reason
 
 
-def test_early_stopping_keeps_the_best_epoch(problem):
+def test_early_stopping_picks_the_best_epoch_then_refits_on_all_rows(
+    problem,
+):
     X, y, _, _ = problem
     clf = SoftmaxClassifier(random_state=0, max_iter=30).fit(X, y)
     losses = np.array(clf.validation_loss_)
     assert clf.best_iter_ >= 1
     assert losses[clf.best_iter_ - 1] == losses.min()
-    # the held-out rows are the first 10% of the estimator's permutation
-    n = X.shape[0]
-    perm = np.random.RandomState(0).permutation(n)
-    val = np.sort(perm[: int(np.ceil(0.1 * n))])
-    assert clf.log_loss(X[val], y[val]) == pytest.approx(losses.min(),
-                                                         rel=1e-9)
+    # the held-out phase, then the kept epochs (undone ones left out)
+    # again on every row
+    refit = clf.n_iter_ - losses.shape[0]
+    assert 1 <= refit <= clf.best_iter_
+    # a class whose only rows are held out is learnt by the refit
+    perm = np.random.RandomState(0).permutation(X.shape[0])
+    val = perm[: int(np.ceil(0.1 * X.shape[0]))]
+    y2 = y.copy()
+    y2[val[:3]] = 99
+    clf2 = SoftmaxClassifier(random_state=0, max_iter=30).fit(X, y2)
+    assert clf2.predict_proba(X[val[:3]])[:, -1].mean() > 0.2
 
 
 @pytest.mark.parametrize("dense", [False, True])
