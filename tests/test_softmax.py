@@ -80,7 +80,8 @@ def test_early_stopping_picks_the_best_epoch_then_refits_on_all_rows(
     y2 = y.copy()
     y2[val[:3]] = 99
     clf2 = SoftmaxClassifier(random_state=0, max_iter=30).fit(X, y2)
-    assert clf2.predict_proba(X[val[:3]])[:, -1].mean() > 0.2
+    # (without the refit its probability stays near its prior, ~1e-4)
+    assert clf2.predict_proba(X[val[:3]])[:, -1].mean() > 0.05
 
 
 @pytest.mark.parametrize("dense", [False, True])
