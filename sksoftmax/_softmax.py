@@ -14,8 +14,9 @@ constants tuned on benchmark sets:
   log-loss;
 - stopping: exact log-loss on held-out rows after every epoch; a worse
   epoch is undone (the state restored from the best epoch) and retried
-  with half the step; the fit ends after ``n_iter_no_change`` such epochs
-  in a row, on the best epoch's model.
+  with half the step; after ``n_iter_no_change`` such epochs in a row the
+  kept epochs are replayed, with their steps, on every row (the held-out
+  rows included).
 
 The rule and the measurements behind it are in the user guide
 (``doc/user_guide/softmax_classifier.rst``) and ``doc/design.md``.
@@ -78,10 +79,14 @@ ETA_NO_PILOT = 1.0
 # grid steps added beyond an end of PILOT_ETAS while the winner is there
 PILOT_MAX_EXTEND = 3
 
-# Held-out rows scored after each epoch: at most this many of the
-# validation rows (a fixed random subset), so that the check costs at most
-# a tenth of an exact epoch at large n.
+# Held-out rows (early_stopping): validation_fraction of the rows, at most
+# this many, so that scoring them after each epoch costs at most a tenth of
+# an exact epoch at large n
 MAX_VALIDATION_ROWS = 10_000
+# The model is refitted on every row along the kept path when the held-out
+# rows are more than this share of the rows (below, the refit would cost
+# the kept epochs again for at most 1% more rows)
+REFIT_MIN_SHARE = 0.01
 
 
 def _available_memory():
@@ -143,10 +148,11 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         Hold out ``validation_fraction`` of the rows, score the exact
         log-loss on them after every epoch, undo an epoch that does not
         improve it and halve the step, stop after ``n_iter_no_change``
-        such epochs and keep the best epoch's model.
+        such epochs; then fit again on every row along the kept epochs'
+        steps (when more than 1% of the rows were held out).
     validation_fraction : float, default=0.1
-        Share of the rows held out by ``early_stopping`` (at most
-        10,000 of them are scored).
+        Share of the rows held out by ``early_stopping``, at most 10,000
+        rows.
     n_iter_no_change : int, default=3
         Epochs without improvement before the fit stops.
     fit_intercept : bool, default=True
@@ -174,9 +180,13 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
     eta0_ : float
         The step in use at the end of the fit.
     n_iter_ : int
-        Epochs run by the last ``fit`` (or 1 after ``partial_fit``).
+        Epochs run by the last ``fit``, the refit's included (1 after
+        ``partial_fit``).
     best_iter_ : int
-        The epoch whose model was kept (``early_stopping``).
+        The held-out phase's epoch whose path was kept.
+    eta0_trials_ : ndarray of shape (n_trials, 2)
+        The pilot's (step, progressive log-loss) pairs ('exact' with
+        ``eta0='auto'``, when there were enough rows).
     loss_curve_ : list of float
         Per epoch, the solver's training-loss estimate (for 'exact', the
         progressive log-loss: each row scored before its update).
@@ -387,7 +397,10 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         train = np.arange(X.shape[0])
         val = None
         if self.early_stopping:
-            n_val = int(np.ceil(self.validation_fraction * X.shape[0]))
+            n_val = min(
+                int(np.ceil(self.validation_fraction * X.shape[0])),
+                MAX_VALIDATION_ROWS,
+            )
             if n_val < 1 or X.shape[0] - n_val < 2:
                 raise ValueError(
                     f"validation_fraction={self.validation_fraction} of "
@@ -403,14 +416,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 )
         X_tr, y_tr, w_tr = X[train], y_enc[train], sample_weight[train]
         if val is not None:
-            scored = val
-            if scored.shape[0] > MAX_VALIDATION_ROWS:
-                scored = np.sort(
-                    self._rng.choice(scored, MAX_VALIDATION_ROWS, False)
-                )
-            X_val, y_val, w_val = X[scored], y_enc[scored], sample_weight[
-                scored
-            ]
+            X_val, y_val, w_val = X[val], y_enc[val], sample_weight[val]
             if w_val.sum() <= 0:
                 w_val = np.ones_like(w_val)
 
@@ -429,7 +435,11 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         self.validation_loss_ = [] if val is not None else None
         held_out = (X_val, y_val, w_val) if val is not None else None
         path = self._descend(X_tr, y_tr, w_tr, held_out, warm)
-        if val is not None and not warm:
+        if (
+            val is not None
+            and not warm
+            and val.shape[0] > REFIT_MIN_SHARE * X.shape[0]
+        ):
             # the held-out rows chose the steps and the epochs; the model
             # is then fitted again on every row along the same path
             self._refit(X, y_enc, sample_weight, path)
