@@ -850,23 +850,6 @@ class BaseSoftmaxClassifier(
             return 1
         return n_threads
 
-    def objective(self, X, y, sample_weight=None):
-        """Exact penalised training objective: log_loss + alpha/2 ||coef_||^2.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
-
-        Returns
-        -------
-        objective : float
-        """
-        coef = self.coef_.astype(np.float64).ravel()
-        return self.log_loss(X, y, sample_weight) + 0.5 * self.alpha * (
-            coef @ coef
-        )
 
 class DoubleSumSoftmaxClassifier(BaseSoftmaxClassifier):
     """Base of the methods on the double-sum softmax (Fagan & Iyengar 2018).

@@ -474,6 +474,24 @@ class SoftmaxPredictionMixin:
         )
         return self._log_loss(X, idx, sw)
 
+    def objective(self, X, y, sample_weight=None):
+        """Exact penalised training objective: log_loss + alpha/2 ||coef_||^2.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        objective : float
+        """
+        coef = np.asarray(self.coef_, dtype=np.float64)
+        return self.log_loss(X, y, sample_weight) + 0.5 * self.alpha * float(
+            np.einsum("ij,ij->", coef, coef)
+        )
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True

@@ -388,11 +388,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         self.classes_ = classes
         n_classes = classes.shape[0]
         y_enc = np.searchsorted(classes, y).astype(np.intp)
-        self._rng = np.random.RandomState(
-            self.random_state
-            if not isinstance(self.random_state, np.random.RandomState)
-            else self.random_state.randint(np.iinfo(np.int32).max)
-        )
+        self._rng = self._new_rng()
 
         train = np.arange(X.shape[0])
         val = None
@@ -473,11 +469,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             snap = (self._solver.snapshot(), list(path))
             self.best_iter_ = self.n_iter_
         for epoch in range(start_epoch, self.max_iter):
-            order = (
-                self._rng.permutation(X.shape[0]).astype(np.intp)
-                if self.shuffle
-                else np.arange(X.shape[0], dtype=np.intp)
-            )
+            order = self._order(X.shape[0])
             start = time.perf_counter()
             try:
                 loss_sum, weight_sum = self._solver.epoch(
@@ -587,11 +579,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             )
         for eta in path:
             self._solver.eta = eta
-            order = (
-                self._rng.permutation(X.shape[0]).astype(np.intp)
-                if self.shuffle
-                else np.arange(X.shape[0], dtype=np.intp)
-            )
+            order = self._order(X.shape[0])
             start = time.perf_counter()
             try:
                 loss_sum, weight_sum = self._solver.epoch(
@@ -622,23 +610,19 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             "diverging epoch is undone and retried with half the step."
         )
 
-    def objective(self, X, y, sample_weight=None):
-        """Exact penalised objective: log_loss + alpha/2 ||coef_||^2.
+    def _new_rng(self):
+        """The fit's generator: the split, the row orders, the seeds of
+        sampled solvers (a RandomState given is drawn from, not used)."""
+        seed = self.random_state
+        if isinstance(seed, np.random.RandomState):
+            seed = seed.randint(np.iinfo(np.int32).max)
+        return np.random.RandomState(seed)
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
-
-        Returns
-        -------
-        objective : float
-        """
-        coef = np.asarray(self.coef_, dtype=np.float64)
-        return self.log_loss(X, y, sample_weight) + 0.5 * self.alpha * float(
-            np.einsum("ij,ij->", coef, coef)
-        )
+    def _order(self, n):
+        """The rows of an epoch: a new random order, or 0..n-1."""
+        if self.shuffle:
+            return self._rng.permutation(n).astype(np.intp)
+        return np.arange(n, dtype=np.intp)
 
     def _prior_intercept(self, counts):
         """Log class prior with one pseudo-row spread over the classes
@@ -816,11 +800,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             allow_all_zero_weights=True,
         )
         if first:
-            self._rng = np.random.RandomState(
-                self.random_state
-                if not isinstance(self.random_state, np.random.RandomState)
-                else self.random_state.randint(np.iinfo(np.int32).max)
-            )
+            self._rng = self._new_rng()
             name, reason = self._choose_solver(n_classes, X)
             self.solver_ = name
             if self.verbose:
@@ -843,11 +823,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             X = X.astype(self.coef_.dtype)
         if not np.any(sample_weight > 0):
             return self
-        order = (
-            self._rng.permutation(X.shape[0]).astype(np.intp)
-            if self.shuffle
-            else np.arange(X.shape[0], dtype=np.intp)
-        )
+        order = self._order(X.shape[0])
         try:
             loss_sum, weight_sum = self._solver.epoch(
                 X, y_enc, sample_weight, order
