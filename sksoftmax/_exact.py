@@ -189,8 +189,8 @@ class ExactSolver:
             C-contiguous or CSR, of the dtype of ``Wt``.
         y : ndarray of shape (n_samples,)
             Class codes in [0, n_classes).
-        sample_weight : ndarray of shape (n_samples,), float64
-            Row weights; rows of weight 0 are skipped.
+        sample_weight : ndarray of shape (n_samples,), float64, or None
+            Row weights (None: ones); rows of weight 0 are skipped.
         order : ndarray of int
             Rows to visit, in order (a permutation or any index array).
 
@@ -227,6 +227,8 @@ class ExactSolver:
                 f"X has {X.shape[1]} features, the model {n_features}")
         n = X.shape[0]
         y = np.ascontiguousarray(y, dtype=np.intp)
+        if sample_weight is None:
+            sample_weight = np.ones(n)
         sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64)
         order = np.ascontiguousarray(order, dtype=np.intp).reshape(-1)
         if y.shape != (n,) or sample_weight.shape != (n,):
