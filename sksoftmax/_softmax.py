@@ -78,6 +78,10 @@ PILOT_MIN_ROWS = 200
 ETA_NO_PILOT = 1.0
 # grid steps added beyond an end of PILOT_ETAS while the winner is there
 PILOT_MAX_EXTEND = 3
+# stage 2: the two best race over at most this many times m further rows
+# (the rest of the first epoch when it is shorter: every row of a set of
+# up to 250,000 rows; a cost cap, so that the race costs at most 8 m rows)
+PILOT_RACE_ROWS = 4
 
 # Held-out rows (early_stopping): validation_fraction of the rows, at most
 # this many, so that scoring them after each epoch costs at most a tenth of
@@ -645,9 +649,10 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         score is the progressive log-loss of the second half of those rows,
         each row scored before its own update, an honest held-out
         estimate. Stage 2 (``whole_epoch``): the two best go on over the
-        rest of the epoch's rows and the lower progressive log-loss there
-        wins, so the choice is made at the horizon of a whole epoch; the
-        winner has then made the first epoch.
+        next PILOT_RACE_ROWS x m rows (the rest of the epoch at up to
+        250,000 rows) and the lower progressive log-loss there wins, so
+        the choice is made at the horizon of a whole epoch or of 250,000
+        rows; the winner then completes the first epoch.
         """
         n = X.shape[0]
         m = min(PILOT_MAX_ROWS, n // len(PILOT_ETAS))
@@ -659,7 +664,9 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 )
             return self._solver.eta, None
         order = self._rng.permutation(n).astype(np.intp)
-        first, second, rest = order[: m // 2], order[m // 2 : m], order[m:]
+        first, second = order[: m // 2], order[m // 2 : m]
+        race = order[m : (1 + PILOT_RACE_ROWS) * m]
+        rest = order[(1 + PILOT_RACE_ROWS) * m :]
         start = self._solver.snapshot()
         results = {}
         ranked = []  # (score, eta, state), the two best
@@ -706,24 +713,33 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             self._solver.restore(start)
             self._solver.eta = min(results)
             return self._solver.eta, None
+        # the states no longer needed are dropped as soon as possible: at
+        # most the two ranked, the current and the race's leader exist
+        start = None
         finals = []
-        if whole_epoch and rest.shape[0] > 0 and len(ranked) > 1:
-            for score, eta, state in ranked:
+        if whole_epoch and race.shape[0] > 0 and len(ranked) > 1:
+            winner = None
+            while ranked:
+                score, eta, state = ranked.pop(0)
                 self._solver.restore(state)
+                del state
                 self._solver.eta = eta
-                finals.append((run(rest), eta, self._solver.snapshot()))
-            finals.sort(key=lambda r: r[0])
-            winner = finals[0]
+                score = run(race)
+                finals.append((score, eta))
+                if winner is None or score < winner[0]:
+                    winner = (score, eta, self._solver.snapshot())
+            self._solver.restore(winner[2])
+            finals.sort()
         else:
             winner = ranked[0]
             self._solver.restore(winner[2])
             self._solver.eta = winner[1]
-            if whole_epoch and rest.shape[0] > 0:
-                run(rest)
-            winner = (winner[0], winner[1], None)
-        if winner[2] is not None:
-            self._solver.restore(winner[2])
+            if whole_epoch:
+                run(race)
         self._solver.eta = winner[1]
+        if whole_epoch and rest.shape[0] > 0:
+            # the winner completes the first epoch
+            run(rest)
         self._solver.finalize()
         if self.verbose:
             tried = ", ".join(f"{e:.3g}: {v:.4g}" for e, v in sorted(
@@ -733,8 +749,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 f"{{{tried}}}"
             )
             if finals:
-                line += "; on the rest of the epoch " + ", ".join(
-                    f"{e:.3g}: {v:.4g}" for v, e, _ in finals
+                line += f"; on the next {race.shape[0]} rows " + ", ".join(
+                    f"{e:.3g}: {v:.4g}" for v, e in finals
                 )
             print(line + f"; using {winner[1]:.3g}")
         return winner[1], m
