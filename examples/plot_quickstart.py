@@ -1,12 +1,13 @@
 """
-Quick start: U-max on a planted softmax problem
-================================================
+Quick start: SoftmaxClassifier on a planted softmax problem
+===========================================================
 
 Draw a sparse problem with 200 classes whose posterior is exactly a linear
 softmax (:func:`~sksoftmax.datasets.make_softmax_classification`), fit
-:class:`~sksoftmax.UMaxSoftmaxClassifier` with its default settings, and
-compare its exact test log-loss with the class-prior model's and with the
-uniform model's ``log K``.
+:class:`~sksoftmax.SoftmaxClassifier` with no arguments (it picks its
+solver, step and epochs from the data), and compare its exact test
+log-loss with the class-prior model's and with the uniform model's
+``log K``.
 """
 
 # %%
@@ -15,7 +16,7 @@ uniform model's ``log K``.
 # Sparse count features, 200 classes, 80/20 split.
 import numpy as np
 
-from sksoftmax import UMaxSoftmaxClassifier
+from sksoftmax import SoftmaxClassifier
 from sksoftmax.datasets import make_softmax_classification
 
 X, y = make_softmax_classification(
@@ -29,10 +30,13 @@ print(X_train.shape, "training rows x features;", np.unique(y).size,
 # %%
 # Fit with the defaults
 # ---------------------
-# ``eta0='auto'`` picks the step from the data; ``log_loss`` is exact (the
-# full softmax over all classes, in blocks, never an (n, K) array).
-clf = UMaxSoftmaxClassifier(max_iter=10, tol=None, random_state=0)
+# The solver (``solver_``), the step (a pilot on rows not trained on yet)
+# and the epochs (held-out log-loss) come from the data; ``log_loss`` is
+# exact (the full softmax over all classes, in blocks, never an (n, K)
+# array).
+clf = SoftmaxClassifier(random_state=0)
 clf.fit(X_train, y_train)
+print("solver:", clf.solver_, "- step:", clf.eta0_, "- epochs:", clf.n_iter_)
 
 counts = np.bincount(np.searchsorted(clf.classes_, y_train),
                      minlength=clf.classes_.size) + 1.0
@@ -48,13 +52,17 @@ print(f"top-5 accuracy {clf.score_topk(X_test[in_train], y_test[in_train], k=5):
 # %%
 # The training curve
 # ------------------
-# ``loss_curve_`` holds the sampled estimate of the objective per epoch.
+# ``validation_loss_`` holds the exact log-loss of the held-out rows after
+# each epoch of the held-out phase (a worse epoch is undone and retried
+# with half the step); the kept epochs are then refitted on every row.
 import matplotlib.pyplot as plt
 
 fig, ax = plt.subplots(figsize=(5, 3))
-ax.plot(np.arange(1, len(clf.loss_curve_) + 1), clf.loss_curve_, marker="o")
+ax.plot(np.arange(1, len(clf.validation_loss_) + 1), clf.validation_loss_,
+        marker="o")
+ax.axvline(clf.best_iter_, color="gray", linestyle=":")
 ax.set_xlabel("epoch")
-ax.set_ylabel("objective (sampled estimate)")
-ax.set_title("UMaxSoftmaxClassifier, 200 classes")
+ax.set_ylabel("held-out log-loss")
+ax.set_title("SoftmaxClassifier, 200 classes")
 fig.tight_layout()
 plt.show()
