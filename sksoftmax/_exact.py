@@ -42,6 +42,8 @@ intercepts are merged.
 import numpy as np
 import scipy.sparse as sp
 
+from ._exact_fast import NONFINITE as _NONFINITE
+from ._exact_fast import OVERFLOW as _OVERFLOW
 from ._exact_fast import (
     exact_epoch32,
     exact_epoch64,
@@ -54,13 +56,11 @@ from .exceptions import DivergenceError
 # eps of the steps eta / sqrt(eps + G) (as learning_rate='adagrad')
 EPS = 1e-8
 
-# the kernel's status codes (_sgd_common.pxd), for the messages
-_STATUS_OVERFLOW = 1
-_STATUS_NONFINITE = 2
+# the kernel's status codes (_sgd_common.pxd, exported by the kernel)
 _WHAT = {
-    _STATUS_OVERFLOW: "a row's log-loss exceeded 700 (its probability "
+    _OVERFLOW: "a row's log-loss exceeded 700 (its probability "
     "underflowed)",
-    _STATUS_NONFINITE: "a score or the log-sum-exp became inf or NaN",
+    _NONFINITE: "a score or the log-sum-exp became inf or NaN",
 }
 
 
