@@ -414,7 +414,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                     "The training rows left by early_stopping all have zero"
                     " weight; set early_stopping=False."
                 )
-        X_tr, y_tr, w_tr = X[train], y_enc[train], sample_weight[train]
+        # the training rows are indices into X (the kernels take any index
+        # array as an epoch's order): no copy of X
         if val is not None:
             X_val, y_val, w_val = X[val], y_enc[val], sample_weight[val]
             if w_val.sum() <= 0:
@@ -426,7 +427,9 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             if self.verbose:
                 print(f"SoftmaxClassifier: solver {name!r}: {reason}")
             self._solver = self._make_solver(name, self._n_threads())
-            counts = np.bincount(y_tr, weights=w_tr, minlength=n_classes)
+            counts = np.bincount(
+                y_enc[train], weights=sample_weight[train], minlength=n_classes
+            )
             self._solver.setup(
                 n_classes, X.shape[1], X.dtype, self._prior_intercept(counts)
             )
@@ -434,7 +437,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         self.loss_curve_ = []
         self.validation_loss_ = [] if val is not None else None
         held_out = (X_val, y_val, w_val) if val is not None else None
-        path = self._descend(X_tr, y_tr, w_tr, held_out, warm)
+        path = self._descend(X, y_enc, sample_weight, train, held_out, warm)
         if (
             val is not None
             and not warm
@@ -446,16 +449,16 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         self.eta0_ = float(self._solver.eta)
         return self
 
-    def _descend(self, X, y, sample_weight, held_out, warm):
-        """Epochs over (X, y) until the held-out (or training) loss stops
-        improving; returns the path to the model kept: the steps of its
-        epochs, the first epoch's with the number of pilot rows."""
+    def _descend(self, X, y, sample_weight, rows, held_out, warm):
+        """Epochs over the rows ``rows`` of (X, y) until the held-out (or
+        training) loss stops improving; returns the path to the model
+        kept: the steps of its epochs."""
         name = self.solver_
         path = []
         start_epoch = 0
         if not warm and name == "exact" and self.eta0 == "auto":
-            eta, rows = self._pilot(X, y, sample_weight)
-            if rows is not None:
+            eta, tried = self._pilot(X, y, sample_weight, rows)
+            if tried is not None:
                 # the pilot's winner has made the first epoch
                 path.append(eta)
                 start_epoch = 1
@@ -473,7 +476,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             snap = (self._solver.snapshot(), list(path))
             self.best_iter_ = self.n_iter_
         for epoch in range(start_epoch, self.max_iter):
-            order = self._order(X.shape[0])
+            order = self._order(rows)
             start = time.perf_counter()
             try:
                 loss_sum, weight_sum = self._solver.epoch(
@@ -583,7 +586,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             )
         for eta in path:
             self._solver.eta = eta
-            order = self._order(X.shape[0])
+            order = self._order(np.arange(X.shape[0], dtype=np.intp))
             start = time.perf_counter()
             try:
                 loss_sum, weight_sum = self._solver.epoch(
@@ -622,11 +625,11 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             seed = seed.randint(np.iinfo(np.int32).max)
         return np.random.RandomState(seed)
 
-    def _order(self, n):
-        """The rows of an epoch: a new random order, or 0..n-1."""
+    def _order(self, rows):
+        """An epoch's order of ``rows`` (indices): shuffled, or as given."""
         if self.shuffle:
-            return self._rng.permutation(n).astype(np.intp)
-        return np.arange(n, dtype=np.intp)
+            return self._rng.permutation(rows).astype(np.intp)
+        return np.asarray(rows, dtype=np.intp)
 
     def _prior_intercept(self, counts):
         """Log class prior with one pseudo-row spread over the classes
@@ -639,7 +642,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         pseudo = 1.0
         return np.log((counts + pseudo / counts.shape[0]) / (total + pseudo))
 
-    def _pilot(self, X, y, sample_weight, whole_epoch=True):
+    def _pilot(self, X, y, sample_weight, rows, whole_epoch=True):
         """Pick the exact solver's step scale; returns (eta, rows) with
         rows None when there were too few rows to try.
 
@@ -654,7 +657,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         the choice is made at the horizon of a whole epoch or of 250,000
         rows; the winner then completes the first epoch.
         """
-        n = X.shape[0]
+        n = rows.shape[0]
         m = min(PILOT_MAX_ROWS, n // len(PILOT_ETAS))
         if m < PILOT_MIN_ROWS:
             if self.verbose:
@@ -663,7 +666,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                     f"using {self._solver.eta:.3g}"
                 )
             return self._solver.eta, None
-        order = self._rng.permutation(n).astype(np.intp)
+        order = self._rng.permutation(rows).astype(np.intp)
         first, second = order[: m // 2], order[m // 2 : m]
         race = order[m : (1 + PILOT_RACE_ROWS) * m]
         rest = order[(1 + PILOT_RACE_ROWS) * m :]
@@ -834,12 +837,18 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 and self.eta0 == "auto"
                 and sample_weight.sum() > 0
             ):
-                self._pilot(X, y_enc, sample_weight, whole_epoch=False)
+                self._pilot(
+                    X,
+                    y_enc,
+                    sample_weight,
+                    np.arange(X.shape[0], dtype=np.intp),
+                    whole_epoch=False,
+                )
         elif X.dtype != self.coef_.dtype:
             X = X.astype(self.coef_.dtype)
         if not np.any(sample_weight > 0):
             return self
-        order = self._order(X.shape[0])
+        order = self._order(np.arange(X.shape[0], dtype=np.intp))
         try:
             loss_sum, weight_sum = self._solver.epoch(
                 X, y_enc, sample_weight, order
