@@ -286,23 +286,53 @@ class ExactSolver:
     # --------------------------------------------------- best-epoch state
     _STATE = ("Wt", "b", "G", "Gb", "tau_last", "tau", "_decay_params")
 
-    def snapshot(self):
+    def snapshot(self, into=None):
         """Copies of the whole state (not eta, alpha, nor n_threads).
+
+        Parameters
+        ----------
+        into : dict, default=None
+            A snapshot no longer needed, whose arrays are overwritten
+            instead of allocating new ones (a fresh array of W's size costs
+            its page faults: 0.3 s for 524 MB here).
 
         Returns
         -------
         snap : dict
             For :meth:`restore`.
         """
-        return {
-            name: (value.copy() if isinstance(value, np.ndarray) else value)
-            for name, value in ((n, getattr(self, n)) for n in self._STATE)
-        }
+        snap = {}
+        for name in self._STATE:
+            value = getattr(self, name)
+            if isinstance(value, np.ndarray):
+                old = None if into is None else into.get(name)
+                if (
+                    isinstance(old, np.ndarray)
+                    and old.shape == value.shape
+                    and old.dtype == value.dtype
+                ):
+                    np.copyto(old, value)
+                    value = old
+                else:
+                    value = value.copy()
+            snap[name] = value
+        return snap
 
     def restore(self, snap):
-        """Set the state from a :meth:`snapshot` (copied: ``snap`` can be
+        """Set the state from a :meth:`snapshot` (copied into the current
+        arrays where they have the snapshot's shape: ``snap`` can be
         restored again)."""
         for name in self._STATE:
             value = snap[name]
-            setattr(self, name,
-                    value.copy() if isinstance(value, np.ndarray) else value)
+            if isinstance(value, np.ndarray):
+                current = getattr(self, name, None)
+                if (
+                    isinstance(current, np.ndarray)
+                    and current.shape == value.shape
+                    and current.dtype == value.dtype
+                    and current.flags.writeable
+                ):
+                    np.copyto(current, value)
+                    continue
+                value = value.copy()
+            setattr(self, name, value)

@@ -57,10 +57,12 @@ class ExpertSolver:
     def finalize(self):
         """Nothing pending: ``partial_fit`` leaves ``coef_`` exact."""
 
-    def snapshot(self):
+    def snapshot(self, into=None):
+        """A copy of the expert (``into`` is not used)."""
         return copy.deepcopy(self.estimator)
 
     def restore(self, snap):
+        """Continue from a copy of ``snap``."""
         self.estimator = copy.deepcopy(snap)
 
     @property

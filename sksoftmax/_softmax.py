@@ -512,7 +512,13 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 best = monitored
                 self.best_iter_ = self.n_iter_
                 if held_out is not None:
-                    snap = (self._solver.snapshot(), list(path))
+                    # the previous best's arrays are overwritten, not freed
+                    snap = (
+                        self._solver.snapshot(
+                            into=None if snap is None else snap[0]
+                        ),
+                        list(path),
+                    )
             if improved:
                 n_bad = 0
                 continue
@@ -692,10 +698,11 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             else:
                 score = run(second)
             results[eta] = score
-            if score < np.inf:
-                ranked.append((score, eta, self._solver.snapshot()))
+            if score < np.inf and (len(ranked) < 2 or score < ranked[-1][0]):
+                # a third-placed state's arrays are reused, not freed
+                spare = ranked.pop()[2] if len(ranked) == 2 else None
+                ranked.append((score, eta, self._solver.snapshot(into=spare)))
                 ranked.sort(key=lambda r: r[0])
-                del ranked[2:]
 
         for eta in PILOT_ETAS:
             trial(eta)
@@ -730,7 +737,13 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 score = run(race)
                 finals.append((score, eta))
                 if winner is None or score < winner[0]:
-                    winner = (score, eta, self._solver.snapshot())
+                    winner = (
+                        score,
+                        eta,
+                        self._solver.snapshot(
+                            into=None if winner is None else winner[2]
+                        ),
+                    )
             self._solver.restore(winner[2])
             finals.sort()
         else:
