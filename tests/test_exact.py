@@ -421,3 +421,27 @@ def test_float_exp():
     assert _expf(-87.5) == 0.0 and _expf(-np.inf) == 0.0
     assert _expf(0.0) == 1.0
     assert np.isnan(_expf(np.nan))
+
+
+def test_snapshot_into_a_spare_and_restore_in_place():
+    """snapshot(into=old) overwrites old's arrays with the current state;
+    restore writes into the current arrays, so views of W stay valid."""
+    X, y, sw = _problem("csr", np.float64)
+    n = X.shape[0]
+    solver = ExactSolver(eta=0.3, alpha=0.05)
+    solver.setup(7, X.shape[1], np.float64)
+    solver.epoch(X, y, sw, np.arange(n))
+    first = solver.snapshot()
+    view = solver.coef_view()
+    solver.epoch(X, y, sw, np.arange(n)[::-1])
+    solver.finalize()
+    second = solver.snapshot(into=first)
+    assert second["Wt"] is first["Wt"]
+    for name in STATE:
+        assert_array_equal(second[name], getattr(solver, name))
+    W_second = solver.Wt.copy()
+    solver.epoch(X, y, sw, np.arange(n))
+    solver.restore(second)
+    assert_array_equal(view.T, W_second)
+    assert np.shares_memory(view, solver.Wt)
+    assert not np.shares_memory(solver.Wt, second["Wt"])
