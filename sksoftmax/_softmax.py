@@ -592,19 +592,25 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             )
         for eta in path:
             self._solver.eta = eta
-            order = self._order(np.arange(X.shape[0], dtype=np.intp))
             start = time.perf_counter()
-            try:
-                loss_sum, weight_sum = self._solver.epoch(
-                    X, y, sample_weight, order
-                )
-            except DivergenceError as exc:
-                raise self._divergence(exc) from exc
-            self._solver.finalize()
-            train_loss = loss_sum / weight_sum if weight_sum > 0 else np.nan
+            train_loss = self._pass(X, y, sample_weight)
             self._end_of_epoch(
                 train_loss, train_loss, None, time.perf_counter() - start
             )
+
+    def _pass(self, X, y, sample_weight):
+        """One pass over every row of X with no way back (refit,
+        partial_fit): a divergence is raised in the estimator's terms.
+        Returns the pass's training-loss estimate."""
+        order = self._order(np.arange(X.shape[0], dtype=np.intp))
+        try:
+            loss_sum, weight_sum = self._solver.epoch(
+                X, y, sample_weight, order
+            )
+        except DivergenceError as exc:
+            raise self._divergence(exc) from exc
+        self._solver.finalize()
+        return loss_sum / weight_sum if weight_sum > 0 else np.nan
 
     def _undo(self, snap, step_factor):
         """Back to the state of ``snap``, the current step times
@@ -861,15 +867,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             X = X.astype(self.coef_.dtype)
         if not np.any(sample_weight > 0):
             return self
-        order = self._order(np.arange(X.shape[0], dtype=np.intp))
-        try:
-            loss_sum, weight_sum = self._solver.epoch(
-                X, y_enc, sample_weight, order
-            )
-        except DivergenceError as exc:
-            raise self._divergence(exc) from exc
-        self._solver.finalize()
-        self.loss_curve_.append(loss_sum / weight_sum)
+        self.loss_curve_.append(self._pass(X, y_enc, sample_weight))
         self.n_iter_ = 1
         self.eta0_ = float(self._solver.eta)
         return self
