@@ -342,6 +342,24 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             params["n_jobs"] = self.n_jobs
         return ExpertSolver(clone(cls(**params)))
 
+    def _choose_solver_verbosely(self, n_classes, X):
+        """Set ``solver_`` (saying why with ``verbose``); returns it."""
+        name, reason = self._choose_solver(n_classes, X)
+        self.solver_ = name
+        if self.verbose:
+            print(f"SoftmaxClassifier: solver {name!r}: {reason}")
+        return name
+
+    def _new_solver(self, X, y, sample_weight):
+        """A fresh ``solver_`` for X's shape and dtype, its intercepts at
+        the log class prior of the rows (y, sample_weight)."""
+        n_classes = self.classes_.shape[0]
+        counts = np.bincount(y, weights=sample_weight, minlength=n_classes)
+        self._solver = self._make_solver(self.solver_, self._n_threads())
+        self._solver.setup(
+            n_classes, X.shape[1], X.dtype, self._prior_intercept(counts)
+        )
+
     def _seed(self):
         return int(self._rng.randint(np.iinfo(np.int32).max))
 
@@ -422,17 +440,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 w_val = np.ones_like(w_val)
 
         if not warm:
-            name, reason = self._choose_solver(n_classes, X)
-            self.solver_ = name
-            if self.verbose:
-                print(f"SoftmaxClassifier: solver {name!r}: {reason}")
-            self._solver = self._make_solver(name, self._n_threads())
-            counts = np.bincount(
-                y_enc[train], weights=sample_weight[train], minlength=n_classes
-            )
-            self._solver.setup(
-                n_classes, X.shape[1], X.dtype, self._prior_intercept(counts)
-            )
+            self._choose_solver_verbosely(n_classes, X)
+            self._new_solver(X, y_enc[train], sample_weight[train])
         self.n_iter_ = 0
         self.loss_curve_ = []
         self.validation_loss_ = [] if val is not None else None
@@ -579,12 +588,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         ``path`` (the held-out rows' choice of steps and epochs)."""
         if not path:
             return
-        n_classes = self.classes_.shape[0]
-        counts = np.bincount(y, weights=sample_weight, minlength=n_classes)
-        self._solver = self._make_solver(self.solver_, self._n_threads())
-        self._solver.setup(
-            n_classes, X.shape[1], X.dtype, self._prior_intercept(counts)
-        )
+        self._new_solver(X, y, sample_weight)
         if self.verbose:
             print(
                 f"Refit on all {X.shape[0]} rows: {len(path)} epochs, steps "
@@ -839,16 +843,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         )
         if first:
             self._rng = self._new_rng()
-            name, reason = self._choose_solver(n_classes, X)
-            self.solver_ = name
-            if self.verbose:
-                print(f"SoftmaxClassifier: solver {name!r}: {reason}")
-            self._solver = self._make_solver(name, self._n_threads())
-            counts = np.bincount(y_enc, weights=sample_weight,
-                                 minlength=n_classes)
-            self._solver.setup(
-                n_classes, X.shape[1], X.dtype, self._prior_intercept(counts)
-            )
+            name = self._choose_solver_verbosely(n_classes, X)
+            self._new_solver(X, y_enc, sample_weight)
             self.loss_curve_ = []
             self.n_iter_ = 0
             if (
