@@ -12,9 +12,17 @@ few rows on calls 1, 2, 4, ..., 64: O(K) per row, O(log calls) times),
 then the median CPU seconds of 50 calls. It prints the ratio to the
 1,000-class figure; the target is that it stays near 1.
 
+``--first-call`` times instead the first call of the front door (issue
+32, item 5): ``SoftmaxClassifier().partial_fit`` on 20,000 rows of the
+same data with ``classes`` given, at 1,000 and 100,000 classes; the call
+includes the choice of solver, the allocation of W and the step pilot.
+The target: at most 2x the 1,000-class figure. Peak memory of the call
+(VmHWM rise) is printed beside it.
+
 Usage::
 
     python benchmarks/bench_partial_fit.py
+    python benchmarks/bench_partial_fit.py --first-call
 """
 
 import sys
@@ -64,7 +72,63 @@ def per_call_seconds(Est, n_classes, batch):
     return float(np.median(seconds))
 
 
+FIRST_CALL_ROWS = 20_000
+FIRST_CALL_CLASSES = [1_000, 100_000]
+
+
+def _peak_rss_mb():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def first_call(n_classes):
+    """CPU seconds, peak-RSS rise (MB) and solver_ of the front door's
+    first partial_fit on 20,000 rows at ``n_classes`` classes."""
+    from sksoftmax import SoftmaxClassifier
+
+    X, y = make_softmax_classification(
+        n_samples=FIRST_CALL_ROWS,
+        n_features=1000,
+        n_classes=n_classes,
+        density=0.005,
+        class_exponent=0.5,
+        random_state=0,
+    )[:2]
+    clf = SoftmaxClassifier(random_state=0)
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+    before = _peak_rss_mb()
+    t = time.process_time()
+    clf.partial_fit(X, y, classes=np.arange(n_classes))
+    seconds = time.process_time() - t
+    return seconds, _peak_rss_mb() - before, clf.solver_
+
+
+def main_first_call():
+    rows = [(k, *first_call(k)) for k in FIRST_CALL_CLASSES]
+    print(f"{'classes':>10}{'solver_':>9}{'CPU s':>9}{'peak MB':>9}")
+    for k, s, mb, solver in rows:
+        print(f"{k:>10,}{solver:>9}{s:>9.2f}{mb:>9.0f}")
+    ratio = rows[-1][1] / rows[0][1]
+    return report(
+        [
+            (
+                f"SoftmaxClassifier: a first {FIRST_CALL_ROWS:,}-row "
+                f"partial_fit at {FIRST_CALL_CLASSES[-1]:,} classes within "
+                f"2x of one at {FIRST_CALL_CLASSES[0]:,}",
+                ratio <= 2.0,
+                f"{ratio:.2f}x",
+            )
+        ]
+    )
+
+
 def main():
+    if "--first-call" in sys.argv[1:]:
+        return main_first_call()
     checks = []
     print(
         f"{'estimator':<24}{'rows':>6}" + "".join(f"{k:>12,}" for k in CLASSES)

@@ -91,6 +91,23 @@ MAX_VALIDATION_ROWS = 10_000
 # rows are more than this share of the rows (below, the refit would cost
 # the kept epochs again for at most 1% more rows)
 REFIT_MIN_SHARE = 0.01
+# An epoch is undone (and the step halved) when its held-out loss is worse
+# than the best epoch's by more than this many standard errors of the
+# paired per-row differences
+SIGNIFICANCE_Z = 2.0
+
+
+def _significantly_worse(losses, best_losses, p):
+    """Whether held-out per-row ``losses`` are worse than ``best_losses``
+    beyond the noise of the held-out rows: the weighted mean of the paired
+    differences exceeds twice its standard error (weights ``p``, summing
+    to one). A small held-out set then does not undo an epoch, nor halve
+    the step, on a fluctuation of a few rows."""
+    diff = losses - best_losses
+    mean = float(diff @ p)
+    var = float(((diff - mean) ** 2) @ p)
+    n_eff = 1.0 / float(p @ p)
+    return mean > SIGNIFICANCE_Z * np.sqrt(var / n_eff)
 
 
 def _available_memory():
@@ -425,8 +442,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                     f"{X.shape[0]} rows leaves no validation or training "
                     "rows; change it or set early_stopping=False."
                 )
-            perm = self._rng.permutation(X.shape[0])
-            val, train = np.sort(perm[:n_val]), np.sort(perm[n_val:])
+            val, train = self._split(y_enc, n_classes, n_val)
             if sample_weight[train].sum() <= 0:
                 raise ValueError(
                     "The training rows left by early_stopping all have zero"
@@ -438,6 +454,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             X_val, y_val, w_val = X[val], y_enc[val], sample_weight[val]
             if w_val.sum() <= 0:
                 w_val = np.ones_like(w_val)
+            # normalised: a vector of per-row losses @ w_val is the mean
+            w_val = w_val / w_val.sum()
 
         if not warm:
             self._choose_solver_verbosely(n_classes, X)
@@ -458,6 +476,29 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         self.eta0_ = float(self._solver.eta)
         return self
 
+    def _split(self, y, n_classes, n_val):
+        """Held-out and training rows (sorted indices): ``n_val`` rows
+        drawn at random, except that a class keeps at least one training
+        row. A held-out row of a class with no training row only measures
+        how fast that class's score is pushed down; the refit on every
+        row sees the class, so such rows would mislead the stopping."""
+        perm = self._rng.permutation(y.shape[0])
+        # the first row of each class in the random order stays in training
+        first = np.zeros(y.shape[0], dtype=bool)
+        _, where = np.unique(y[perm], return_index=True)
+        first[where] = True
+        candidates = perm[~first]
+        if candidates.shape[0] == 0:
+            raise ValueError(
+                f"early_stopping cannot hold out rows: each of the "
+                f"{n_classes} classes has a single row; set "
+                "early_stopping=False."
+            )
+        val = np.sort(candidates[:n_val])
+        mask = np.ones(y.shape[0], dtype=bool)
+        mask[val] = False
+        return val, np.flatnonzero(mask)
+
     def _descend(self, X, y, sample_weight, rows, held_out, warm):
         """Epochs over the rows ``rows`` of (X, y) until the held-out (or
         training) loss stops improving; returns the path to the model
@@ -473,14 +514,14 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 start_epoch = 1
                 self._end_of_epoch(np.nan, np.nan, held_out, 0.0)
         best, snap, n_bad = np.inf, None, 0
+        best_rows = None
         self.best_iter_ = 0
         if held_out is not None and hasattr(self, "coef_"):
             # the starting model (class prior, the pilot's winner, or the
             # warm start) is the one to beat
-            best = (
-                self.validation_loss_[-1]
-                if self.validation_loss_
-                else self._log_loss(*held_out)
+            best_rows = self._held_out_losses(held_out)
+            best = self.validation_loss_[-1] if start_epoch else float(
+                best_rows @ held_out[2]
             )
             snap = (self._solver.snapshot(), list(path))
             self.best_iter_ = self.n_iter_
@@ -513,14 +554,24 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             # known once its first pass has run)
             path.append(self._solver.eta)
             train_loss = loss_sum / weight_sum if weight_sum > 0 else np.nan
-            monitored = self._end_of_epoch(
-                train_loss, train_loss, held_out, time.perf_counter() - start
-            )
+            seconds = time.perf_counter() - start
+            if held_out is None:
+                monitored = self._end_of_epoch(train_loss, train_loss, None, seconds)
+                worse = False
+            else:
+                rows_loss = self._held_out_losses(held_out)
+                monitored = self._end_of_epoch(
+                    train_loss, float(rows_loss @ held_out[2]), held_out, seconds
+                )
+                worse = best_rows is not None and _significantly_worse(
+                    rows_loss, best_rows, held_out[2]
+                )
             improved = self.tol is None or monitored < best - self.tol
             if monitored < best:
                 best = monitored
                 self.best_iter_ = self.n_iter_
                 if held_out is not None:
+                    best_rows = rows_loss
                     # the previous best's arrays are overwritten, not freed
                     snap = (
                         self._solver.snapshot(
@@ -532,12 +583,13 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 n_bad = 0
                 continue
             n_bad += 1
-            if held_out is not None and self.best_iter_ != self.n_iter_:
-                # a worse epoch: undo it and try again with half the step
+            if held_out is None:
+                self._solver.eta = 0.5 * self._solver.eta
+            elif worse:
+                # worse beyond the held-out rows' noise: undo the epoch and
+                # try again with half the step
                 self._undo(snap[0], 0.5)
                 path = list(snap[1])
-            else:
-                self._solver.eta = 0.5 * self._solver.eta
             if n_bad >= self.n_iter_no_change:
                 if self.verbose:
                     print(
@@ -559,13 +611,21 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             path = list(snap[1])
         return path
 
+    def _held_out_losses(self, held_out):
+        """Per-row log-loss of the held-out rows, times their normalised
+        weights' count (so that ``rows @ p`` is the weighted mean)."""
+        X_val, y_val, _ = held_out
+        return self._evaluate(X_val, "nll", y_enc=y_val)
+
     def _end_of_epoch(self, train_loss, monitored, held_out, seconds):
         """Count and record an epoch, report it; return the monitored loss
-        (held-out log-loss when there are held-out rows)."""
+        (held-out log-loss when there are held-out rows: ``monitored`` is
+        then that loss, computed by the caller, or NaN to compute it)."""
         self.n_iter_ += 1
         self.loss_curve_.append(train_loss)
         if held_out is not None:
-            monitored = self._log_loss(*held_out)
+            if not np.isfinite(monitored):
+                monitored = float(self._held_out_losses(held_out) @ held_out[2])
             self.validation_loss_.append(monitored)
         if self.verbose:
             print(

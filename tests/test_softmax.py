@@ -74,14 +74,22 @@ def test_early_stopping_picks_the_best_epoch_then_refits_on_all_rows(
     # again on every row
     refit = clf.n_iter_ - losses.shape[0]
     assert 1 <= refit <= clf.best_iter_
-    # a class whose only rows are held out is learnt by the refit
-    perm = np.random.RandomState(0).permutation(X.shape[0])
-    val = perm[: int(np.ceil(0.1 * X.shape[0]))]
-    y2 = y.copy()
-    y2[val[:3]] = 99
-    clf2 = SoftmaxClassifier(random_state=0, max_iter=30).fit(X, y2)
-    # (without the refit its probability stays near its prior, ~1e-4)
-    assert clf2.predict_proba(X[val[:3]])[:, -1].mean() > 0.05
+
+
+def test_held_out_rows_leave_every_class_a_training_row():
+    # a class's rows all drawn for the held-out set would only measure how
+    # fast that class is pushed down: one of them stays in training
+    y = np.repeat(np.arange(50), [1, 2, 3, 4, 40] * 10)
+    clf = SoftmaxClassifier(random_state=0, validation_fraction=0.3)
+    clf._rng = np.random.RandomState(0)
+    val, train = clf._split(y, 50, int(np.ceil(0.3 * y.shape[0])))
+    assert np.intersect1d(val, train).size == 0
+    assert np.union1d(val, train).size == y.shape[0]
+    assert np.array_equal(np.unique(y[train]), np.arange(50))
+    # the rows that can be held out are held out up to the share asked
+    assert val.shape[0] == int(np.ceil(0.3 * y.shape[0]))
+    with pytest.raises(ValueError, match="single row"):
+        clf._split(np.arange(10), 10, 1)
 
 
 @pytest.mark.parametrize("dense", [False, True])
@@ -173,3 +181,22 @@ def test_bad_input_is_named(problem):
         SoftmaxClassifier().partial_fit(X, y, classes=np.unique(y)[:-1])
     with pytest.raises(ValueError, match="validation_fraction"):
         SoftmaxClassifier(validation_fraction=0.999).fit(X[:50], y[:50])
+
+
+def test_an_epoch_is_worse_only_beyond_the_held_out_noise():
+    from sksoftmax._softmax import SIGNIFICANCE_Z, _significantly_worse
+
+    rng = np.random.RandomState(0)
+    best = rng.exponential(size=200)
+    p = np.full(200, 1 / 200)
+    noise = rng.normal(scale=0.5, size=200)
+    # mean shift of a tenth of the standard error: noise
+    se = noise.std() / np.sqrt(200)
+    assert not _significantly_worse(best + noise - noise.mean() + 0.1 * se, best, p)
+    # a shift of SIGNIFICANCE_Z + 1 standard errors: worse
+    shifted = best + noise - noise.mean() + (SIGNIFICANCE_Z + 1) * se
+    assert _significantly_worse(shifted, best, p)
+    # better is never worse; weights count as rows
+    assert not _significantly_worse(best - 1.0, best, p)
+    w = np.r_[np.full(100, 1 / 100), np.zeros(100)]
+    assert not _significantly_worse(np.r_[best[:100], best[100:] + 9], best, w)
