@@ -19,8 +19,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedShuffleSplit
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import (
-    _check_partial_fit_first_call,
     check_classification_targets,
+    unique_labels,
 )
 from sklearn.utils.validation import (
     _check_sample_weight,
@@ -50,6 +50,42 @@ def _check_targets(y):
             category=UserWarning,
         )
         check_classification_targets(y)
+
+
+def _check_partial_fit_first_call(clf, classes):
+    """scikit-learn's check of ``classes`` in partial_fit, in O(K log K).
+
+    Same rules and messages as
+    ``sklearn.utils.multiclass._check_partial_fit_first_call``, whose
+    ``unique_labels`` runs a Python generator over the labels (0.13 s per
+    call at 100,000 classes); numeric and string labels go through
+    ``np.unique`` instead, other labels (object arrays) through
+    scikit-learn's function, which also rejects mixed types.
+    Returns True on the call that sets ``classes_``.
+    """
+    seen = getattr(clf, "classes_", None)
+    if seen is None and classes is None:
+        raise ValueError("classes must be passed on the first call to partial_fit.")
+    if classes is None:
+        return False
+    if (
+        isinstance(classes, np.ndarray)
+        and classes.ndim == 1
+        and classes.dtype.kind in "iufbUS"
+    ):
+        # one dtype: no mix of label types to reject
+        labels = np.unique(classes)
+    else:
+        labels = unique_labels(classes)
+    if seen is not None:
+        if not np.array_equal(seen, labels):
+            raise ValueError(
+                f"`classes={classes!r}` is not the same as on last call to "
+                f"partial_fit, was: {seen!r}"
+            )
+        return False
+    clf.classes_ = labels
+    return True
 
 
 # The rows per class at which a step measured on short runs is right for an
@@ -690,8 +726,8 @@ class BaseSoftmaxClassifier(
         the prior's 1.39. Each method's own running estimate cannot tell
         (Implicit SGD's was 0.0 there), so this is the exact log-loss of up
         to RUNAWAY_ROWS training rows of positive weight (evenly spaced,
-        no random draw; fewer at many classes, at most RUNAWAY_TERMS row x
-        class terms, at least 16 rows), against the class-prior model's
+        no random draw; fewer at many classes, at most RUNAWAY_TERMS
+        row x class x (nonzeros + 1) terms, at least 16 rows), against the class-prior model's
         log-loss on the same rows. It warns when the model's exceeds the
         prior's by more than the prior's own value plus one nat (twice the
         prior plus one): a wide margin, which a model that learned anything
@@ -704,25 +740,23 @@ class BaseSoftmaxClassifier(
         if rows.size == 0:
             return
         n_classes = self.classes_.shape[0]
-        budget = self.RUNAWAY_TERMS // (n_classes * self._proba_cost)
+        # the rows' used columns of W are gathered for all classes: the
+        # budget counts (row, nonzero, class) terms
+        per_row = n_classes * self._proba_cost * (
+            1 + (X.nnz / max(X.shape[0], 1) if sp.issparse(X) else X.shape[1])
+        )
+        budget = int(self.RUNAWAY_TERMS // per_row)
         n_rows = int(min(self.RUNAWAY_ROWS, max(16, budget)))
         if rows.size > n_rows:
             rows = rows[np.linspace(0, rows.size - 1, n_rows).astype(np.intp)]
-        X_rows, W = X[rows], self.coef_
-        if sp.issparse(X_rows):
-            used = np.unique(X_rows.indices)
-            X_rows, W = X_rows[:, used], W[:, used]
         w = sample_weight[rows]
         y_rows = y_enc[rows]
         with np.errstate(all="ignore"):
-            scores = np.asarray(X_rows @ W.T, dtype=np.float64)
-            scores += self.intercept_
-            if np.all(np.isfinite(scores)):
-                logp = self._log_proba_block(scores)
-                nll = -logp[np.arange(rows.size), y_rows]
-                model = float(nll @ w / w.sum())
-            else:
-                model = np.inf
+            # the prediction path's exact log-loss (a blocked kernel at the
+            # softmax link): no (rows, K) array, no copy of W's columns
+            model = self._log_loss(X[rows], y_rows, w)
+        if not np.isfinite(model):
+            model = np.inf
         prior = float(-np.log(self._prior_frequencies()[y_rows]) @ w / w.sum())
         if model <= 2.0 * prior + 1.0:
             return

@@ -31,11 +31,10 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import _check_partial_fit_first_call
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
 from ._augment_reduce import ARSoftmaxClassifier
-from ._base import _check_targets
+from ._base import _check_partial_fit_first_call, _check_targets
 from ._bound import StochasticBoundClassifier
 from ._exact import ExactSolver
 from ._expert_solver import ExpertSolver

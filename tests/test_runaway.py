@@ -69,7 +69,7 @@ def test_a_model_near_the_prior_does_not_warn(data, Est):
 def test_runaway_check_threshold_and_rows(data, monkeypatch):
     """The check scores evenly spaced rows of positive weight and warns
     when their exact log-loss exceeds twice the prior's plus one nat: with
-    the model's log-probabilities pinned to -L, L just below the threshold
+    the model's log-loss pinned to L, L just below the threshold
     does not warn and just above does."""
     X, y = data
     est = UMaxSoftmaxClassifier(eta0=1e-8, max_iter=1, tol=None).fit(X, y)
@@ -82,16 +82,16 @@ def test_runaway_check_threshold_and_rows(data, monkeypatch):
     seen = []
     for L, warns in [(threshold - 1e-6, False), (threshold + 1e-6, True)]:
 
-        def pinned(scores, L=L):
-            seen.append(scores.shape)
-            return np.full(scores.shape, -L)
+        def pinned(X_rows, y_rows, w_rows, L=L):
+            seen.append((X_rows.shape[0], y_rows.shape[0], w_rows.sum()))
+            return L
 
-        monkeypatch.setattr(est, "_log_proba_block", pinned)
+        monkeypatch.setattr(est, "_log_loss", pinned)
         with warnings.catch_warnings(record=True) as record:
             warnings.simplefilter("always")
             est._warn_if_runaway(X, y, w)
         assert len(_runaway_warnings(record)) == int(warns)
-    assert seen[0] == (rows.size, 4)
+    assert seen[0] == (rows.size, rows.size, rows.size)
 
 
 def test_partial_fit_checks_calls_1_2_4_8(data, monkeypatch):
