@@ -586,7 +586,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 self._solver.eta = 0.5 * self._solver.eta
             elif worse:
                 # worse beyond the held-out rows' noise: undo the epoch and
-                # try again with half the step
+                # try again with half the step (within the noise, the epoch
+                # is kept and the step left as it is)
                 self._undo(snap[0], 0.5)
                 path = list(snap[1])
             if n_bad >= self.n_iter_no_change:
