@@ -88,6 +88,27 @@ def _check_partial_fit_first_call(clf, classes):
     return True
 
 
+def _canonical_csr(X):
+    """X itself when it is dense or canonical CSR; else a canonical copy.
+
+    A caller's matrix is never modified. scipy sorts the indices and sums
+    the duplicates of a non-canonical CSR matrix in place, not only in
+    ``sum_duplicates`` but in operations that look read-only (``abs(X)``,
+    ``X.max()``, comparisons, ``count_nonzero``): fit once left a
+    caller's unsorted or duplicated matrix sorted and summed through
+    ``abs(X)`` in ``_row_l1_norms``. So the training paths canonicalise
+    here, once, on a copy, and then see only canonical rows: duplicates
+    mean their sum (scipy's semantics) and the model is the one fitted on
+    the canonical form, bit for bit. A canonical matrix, the usual case,
+    is used as it is, with no copy (``has_canonical_format`` reads the
+    arrays once, O(nnz), and caches the flag on the matrix).
+    """
+    if sp.issparse(X) and not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
+
+
 # The rows per class at which a step measured on short runs is right for an
 # epoch (measured; see BaseSoftmaxClassifier._horizon_factor).
 ROWS_PER_CLASS_REF = 50.0
@@ -207,6 +228,7 @@ class BaseSoftmaxClassifier(
             dtype=[np.float64, np.float32],
             order="C",
         )
+        X = _canonical_csr(X)
         _check_targets(y)
         sample_weight = _check_sample_weight(
             sample_weight,
@@ -357,6 +379,7 @@ class BaseSoftmaxClassifier(
             order="C",
             reset=first,
         )
+        X = _canonical_csr(X)
         if first or y.dtype.kind not in "iub":
             # integer labels are class labels whatever their values (and
             # scikit-learn's check, np.unique over y, costs more the more

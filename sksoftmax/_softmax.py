@@ -34,7 +34,11 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
 from ._augment_reduce import ARSoftmaxClassifier
-from ._base import _check_partial_fit_first_call, _check_targets
+from ._base import (
+    _canonical_csr,
+    _check_partial_fit_first_call,
+    _check_targets,
+)
 from ._bound import StochasticBoundClassifier
 from ._exact import ExactSolver
 from ._expert_solver import ExpertSolver
@@ -406,6 +410,10 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             dtype=[np.float64, np.float32],
             order="C",
         )
+        # one canonical copy of a non-canonical matrix, not one per epoch
+        # (the exact solver's make_dataset) or per pass (an expert's
+        # partial_fit on X[order])
+        X = _canonical_csr(X)
         _check_targets(y)
         sample_weight = _check_sample_weight(
             sample_weight, X, dtype=np.float64, ensure_non_negative=True
@@ -876,6 +884,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             order="C",
             reset=first,
         )
+        X = _canonical_csr(X)
         _check_targets(y)
         if first:
             self.classes_ = None
