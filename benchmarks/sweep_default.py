@@ -1,0 +1,99 @@
+"""Sweep one setting of ``SoftmaxClassifier`` over the sets of bench_defaults.
+
+For the leave-one-dataset-out check of a package constant: each value of
+the setting (a constructor parameter, or a module constant of
+``sksoftmax._softmax`` when written ``module:NAME``) is fitted on every
+set with ``random_state`` 0 .. seeds-1, everything else at its default;
+the test log-loss, averaged over the seeds (a single seed's order moves
+the test log-loss of the small sets by several percent), is written as
+one JSON line per (set, value) in the format that
+``bench_defaults.py --leave-one-out`` reads, which then prints the table.
+
+Usage (from benchmarks/)::
+
+    python sweep_default.py n_iter_no_change 2,3,5,8 \\
+        --sets digits,digits_raw,bibtex,docstrings --seeds 3 \\
+        --out results/sweep_n_iter_no_change.jsonl
+    python bench_defaults.py --leave-one-out \\
+        results/sweep_n_iter_no_change.jsonl
+"""
+
+import argparse
+import json
+import time
+import warnings
+
+import numpy as np
+
+import bench_defaults as bd
+
+
+def _parse(text):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def run(name, setting, value, seeds, data):
+    import sksoftmax._softmax as module
+    from sksoftmax import SoftmaxClassifier
+
+    kwargs, saved = {}, None
+    if setting.startswith("module:"):
+        attr = setting.split(":", 1)[1]
+        saved = getattr(module, attr)
+        setattr(module, attr, value)
+    else:
+        kwargs[setting] = value
+    losses, cpu, epochs = [], [], []
+    try:
+        for seed in range(seeds):
+            clf = SoftmaxClassifier(random_state=seed, **kwargs)
+            start = time.process_time()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                clf.fit(data["X_train"], data["y_train"])
+            cpu.append(time.process_time() - start)
+            losses.append(clf.log_loss(data["X_test"], data["y_test"]))
+            epochs.append(clf.n_iter_)
+    finally:
+        if saved is not None:
+            setattr(module, setting.split(":", 1)[1], saved)
+    return dict(
+        set=name,
+        setting=setting,
+        value=value,
+        log_loss=float(np.mean(losses)),
+        log_losses=[float(v) for v in losses],
+        cpu_s=float(np.mean(cpu)),
+        epochs=epochs,
+    )
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("setting")
+    parser.add_argument("values", help="comma-separated (JSON) values")
+    parser.add_argument("--sets", required=True)
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    values = [_parse(v) for v in args.values.split(",")]
+    with open(args.out, "a") as out:
+        for name in args.sets.split(","):
+            data, _ = bd.prepare(name)
+            for value in values:
+                r = run(name, args.setting, value, args.seeds, data)
+                print(
+                    f"{name:>24} {args.setting}={value!r:<8} "
+                    f"log-loss {r['log_loss']:.4f} "
+                    f"({', '.join(f'{v:.4f}' for v in r['log_losses'])}) "
+                    f"CPU {r['cpu_s']:.2f} s epochs {r['epochs']}",
+                    flush=True,
+                )
+                out.write(json.dumps(r) + "\n")
+
+
+if __name__ == "__main__":
+    main()
