@@ -153,11 +153,23 @@ class ExactSolver:
                     f"intercept has {self.b.shape[0]} entries, "
                     f"expected {n_classes}"
                 )
+        self._b0 = self.b.copy()
         self.G = np.zeros(n_features, dtype=np.float64)
         self.Gb = 0.0
         self.tau_last = np.zeros(n_features, dtype=np.float64)
         self.tau = 0.0
         # the (eta, alpha) of the decay pending since the last finalize
+        self._decay_params = (float(self.eta), float(self.alpha))
+
+    def reset(self):
+        """Back to the state :meth:`setup` left, in place: no allocation,
+        no copy of W (the step pilot restarts each trial this way)."""
+        self.Wt.fill(0)
+        np.copyto(self.b, self._b0)
+        self.G.fill(0)
+        self.Gb = 0.0
+        self.tau_last.fill(0)
+        self.tau = 0.0
         self._decay_params = (float(self.eta), float(self.alpha))
 
     def _options(self, eta, alpha):

@@ -754,9 +754,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         first, second = order[: m // 2], order[m // 2 : m]
         race = order[m : (1 + PILOT_RACE_ROWS) * m]
         rest = order[(1 + PILOT_RACE_ROWS) * m :]
-        start = self._solver.snapshot()
         results = {}
-        ranked = []  # (score, eta, state), the two best
+        ranked = []  # (score, eta), the two best
 
         def run(rows):
             try:
@@ -768,19 +767,25 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 score = np.inf
             return score if np.isfinite(score) else np.inf
 
-        def trial(eta):
-            self._solver.restore(start)
+        def from_start(eta, *parts):
+            """Reset to the start (in place: no copy of W is ever kept)
+            and run ``parts`` at step eta; the last part's score."""
+            self._solver.reset()
             self._solver.eta = eta
-            if run(first) == np.inf:
-                score = np.inf
-            else:
-                score = run(second)
+            score = np.inf
+            for part in parts:
+                score = run(part)
+                if score == np.inf:
+                    break
+            return score
+
+        def trial(eta):
+            score = from_start(eta, first, second)
             results[eta] = score
-            if score < np.inf and (len(ranked) < 2 or score < ranked[-1][0]):
-                # a third-placed state's arrays are reused, not freed
-                spare = ranked.pop()[2] if len(ranked) == 2 else None
-                ranked.append((score, eta, self._solver.snapshot(into=spare)))
-                ranked.sort(key=lambda r: r[0])
+            if score < np.inf:
+                ranked.append((score, eta))
+                ranked.sort()
+                del ranked[2:]
 
         for eta in PILOT_ETAS:
             trial(eta)
@@ -798,39 +803,26 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 break
         self.eta0_trials_ = np.array(sorted(results.items()))
         if not ranked:
-            self._solver.restore(start)
+            self._solver.reset()
             self._solver.eta = min(results)
             return self._solver.eta, None
-        # the states no longer needed are dropped as soon as possible: at
-        # most the two ranked, the current and the race's leader exist
-        start = None
         finals = []
+        parts = (first, second, race) if whole_epoch else (first, second)
         if whole_epoch and race.shape[0] > 0 and len(ranked) > 1:
-            winner = None
-            while ranked:
-                score, eta, state = ranked.pop(0)
-                self._solver.restore(state)
-                del state
-                self._solver.eta = eta
-                score = run(race)
-                finals.append((score, eta))
-                if winner is None or score < winner[0]:
-                    winner = (
-                        score,
-                        eta,
-                        self._solver.snapshot(
-                            into=None if winner is None else winner[2]
-                        ),
-                    )
-            self._solver.restore(winner[2])
+            # the runner-up first: when the leader of stage 1 wins the
+            # race, as it mostly does, its state is the one left
+            for _, eta in reversed(ranked):
+                finals.append((from_start(eta, *parts), eta))
             finals.sort()
+            eta = finals[0][1]
+            if eta != ranked[0][1]:
+                # the runner-up won: its state is rebuilt (5 m rows)
+                from_start(eta, *parts)
         else:
-            winner = ranked[0]
-            self._solver.restore(winner[2])
-            self._solver.eta = winner[1]
-            if whole_epoch:
-                run(race)
-        self._solver.eta = winner[1]
+            eta = ranked[0][1]
+            # the stage-1 state, rebuilt from the start (m rows or 5 m)
+            from_start(eta, *parts)
+        winner = (None, eta)
         if whole_epoch and rest.shape[0] > 0:
             # the winner completes the first epoch
             run(rest)
