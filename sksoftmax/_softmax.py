@@ -739,7 +739,9 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         next PILOT_RACE_ROWS x m rows (the rest of the epoch at up to
         250,000 rows) and the lower progressive log-loss there wins, so
         the choice is made at the horizon of a whole epoch or of 250,000
-        rows; the winner then completes the first epoch.
+        rows; the winner then completes the first epoch. No copy of W is
+        kept: every run restarts from the setup state in place
+        (``ExactSolver.reset``) and replays the rows it needs.
         """
         n = rows.shape[0]
         m = min(PILOT_MAX_ROWS, n // len(PILOT_ETAS))
