@@ -10,13 +10,13 @@ constants tuned on benchmark sets:
 - the step of the exact solver: per-feature AdaGrad-norm steps (the update
   of a feature's K weights is invariant to the feature's scale), their one
   scale ``eta`` picked by a short pilot on progressive (not yet trained
-  on) rows, then halved whenever an epoch fails to improve the held-out
-  log-loss;
-- stopping: exact log-loss on held-out rows after every epoch; a worse
-  epoch is undone (the state restored from the best epoch) and retried
-  with half the step; after ``n_iter_no_change`` such epochs in a row the
-  kept epochs are replayed, with their steps, on every row (the held-out
-  rows included).
+  on) rows, then halved whenever an epoch is undone;
+- stopping: exact log-loss on held-out rows after every epoch; an epoch
+  worse than the best beyond the held-out rows' noise is undone (the
+  state restored from the best epoch) and retried with half the step;
+  after ``n_iter_no_change`` epochs without improvement the kept epochs
+  are replayed, with their steps, on every row (the held-out rows
+  included).
 
 The rule and the measurements behind it are in the user guide
 (``doc/user_guide/softmax_classifier.rst``) and ``doc/design.md``.
@@ -170,15 +170,17 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         than ``tol``. None: run ``max_iter`` epochs.
     early_stopping : bool, default=True
         Hold out ``validation_fraction`` of the rows, score the exact
-        log-loss on them after every epoch, undo an epoch that does not
-        improve it and halve the step, stop after ``n_iter_no_change``
-        such epochs; then fit again on every row along the kept epochs'
-        steps (when more than 1% of the rows were held out).
+        log-loss on them after every epoch, undo an epoch worse than the
+        best beyond the noise of those rows and halve the step, stop
+        after ``n_iter_no_change`` epochs without improvement; then fit
+        again on every row along the kept epochs' steps (when more than
+        1% of the rows were held out).
     validation_fraction : float, default=0.1
         Share of the rows held out by ``early_stopping``, at most 10,000
         rows.
-    n_iter_no_change : int, default=3
-        Epochs without improvement before the fit stops.
+    n_iter_no_change : int, default=8
+        Epochs without improvement before the fit stops (the default
+        chosen leave-one-dataset-out: see the user guide).
     fit_intercept : bool, default=True
         Fit one intercept per class (started at the log class prior).
     shuffle : bool, default=True
@@ -266,7 +268,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         tol=1e-4,
         early_stopping=True,
         validation_fraction=0.1,
-        n_iter_no_change=3,
+        n_iter_no_change=8,
         fit_intercept=True,
         shuffle=True,
         random_state=None,
