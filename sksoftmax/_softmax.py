@@ -38,6 +38,7 @@ from ._base import (
     _canonical_csr,
     _check_partial_fit_first_call,
     _check_targets,
+    _encode_labels,
 )
 from ._bound import StochasticBoundClassifier
 from ._exact import ExactSolver
@@ -420,7 +421,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         sample_weight = _check_sample_weight(
             sample_weight, X, dtype=np.float64, ensure_non_negative=True
         )
-        classes = np.unique(y)
+        classes, y_enc = _encode_labels(y)
         if classes.shape[0] < 2:
             raise ValueError(
                 "The training data must contain samples of at least 2 "
@@ -435,7 +436,6 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         )
         self.classes_ = classes
         n_classes = classes.shape[0]
-        y_enc = np.searchsorted(classes, y).astype(np.intp)
         self._rng = self._new_rng()
 
         train = np.arange(X.shape[0])
@@ -491,11 +491,13 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         row. A held-out row of a class with no training row only measures
         how fast that class's score is pushed down; the refit on every
         row sees the class, so such rows would mislead the stopping."""
-        perm = self._rng.permutation(y.shape[0])
+        n = y.shape[0]
+        perm = self._rng.permutation(n)
         # the first row of each class in the random order stays in training
-        first = np.zeros(y.shape[0], dtype=bool)
-        _, where = np.unique(y[perm], return_index=True)
-        first[where] = True
+        where = np.full(n_classes, n, dtype=np.intp)
+        np.minimum.at(where, y[perm], np.arange(n, dtype=np.intp))
+        first = np.zeros(n, dtype=bool)
+        first[where[where < n]] = True
         candidates = perm[~first]
         if candidates.shape[0] == 0:
             raise ValueError(

@@ -200,3 +200,25 @@ def test_an_epoch_is_worse_only_beyond_the_held_out_noise():
     assert not _significantly_worse(best - 1.0, best, p)
     w = np.r_[np.full(100, 1 / 100), np.zeros(100)]
     assert not _significantly_worse(np.r_[best[:100], best[100:] + 9], best, w)
+
+
+@pytest.mark.parametrize(
+    "y",
+    [
+        np.array([5, 0, 5, 3, 9, 3]),
+        np.array([5, 0, 5, 3, 9, 3], dtype=np.uint8),
+        np.array([-2, 7, 7, -2, 1]),
+        np.array([10**9, 3, 3, 10**9]),
+        np.array(["b", "a", "c", "a"]),
+        np.array([0.5, 2.0, 0.5]),
+    ],
+)
+def test_encode_labels_equals_unique_then_searchsorted(y):
+    from sksoftmax._base import _encode_labels
+
+    classes, y_enc = _encode_labels(y)
+    expected = np.unique(y)
+    assert classes.dtype == expected.dtype
+    assert np.array_equal(classes, expected)
+    assert y_enc.dtype == np.intp
+    assert np.array_equal(y_enc, np.searchsorted(expected, y))
