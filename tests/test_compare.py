@@ -64,6 +64,8 @@ def test_lines_come_as_each_method_finishes(small, monkeypatch):
         monkeypatch.setitem(_compare.METHODS, key, recording(key))
     rows = compare(*small, estimators=keys, out=events.append, progress=0)
     assert [r[0] for r in rows] == keys
+    # the table's header names the evaluation time beside the fit time
+    assert any("fit s" in e and "eval s" in e for e in events if isinstance(e, str))
     table = [
         e for e in events if e.startswith(("fit ", "U-max", "SGD", "A&R"))
     ]
@@ -75,8 +77,9 @@ def test_lines_come_as_each_method_finishes(small, monkeypatch):
         "fit",
         "A&R",
     ]
-    for key, label, seconds, train_ll, test_ll, acc in rows:
-        assert seconds > 0 and np.isfinite(train_ll) and np.isfinite(test_ll)
+    for key, label, seconds, train_ll, test_ll, acc, eval_s in rows:
+        assert seconds > 0 and eval_s > 0
+        assert np.isfinite(train_ll) and np.isfinite(test_ll)
         assert 0.0 <= acc <= 1.0
     assert rows[0][4] < np.log(6)  # better than the uniform model
 
