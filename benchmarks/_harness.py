@@ -7,6 +7,8 @@
   size in a fresh subprocess (``python _harness.py --child ...``) so that
   peak RSS belongs to that model alone.
 - ``json_child``: run any such child and read the JSON lines it prints.
+- ``load_bibtex``: :func:`sksoftmax.datasets.fetch_bibtex`, offline from
+  the project's ``../shared/data`` when it is there (``shared_data_dir``).
 
 Peak memory is read from /proc/self/status (VmHWM), not from
 ``resource.getrusage``: on Linux a child's ``ru_maxrss`` starts from its
@@ -17,16 +19,67 @@ would not be the child's own.
 import contextlib
 import io
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import numpy as np
 
 import sksoftmax
-from sksoftmax.datasets import make_softmax_classification
+from sksoftmax.datasets import fetch_bibtex, make_softmax_classification
 
 EPOCH_LINE = re.compile(r"^Epoch (\d+): ([\d.]+) s")
+
+
+BIBTEX_FILES = ("bibtex_train.svm.gz", "bibtex_test.svm.gz")
+
+
+def shared_data_dir():
+    """The folder of the project's real data, or None when absent.
+
+    ``$SKSOFTMAX_SHARED_DATA`` first, then ``../shared/data`` beside the
+    checkout; only an existing folder counts.
+    """
+    candidates = []
+    env = os.environ.get("SKSOFTMAX_SHARED_DATA")
+    if env:
+        candidates.append(Path(env).expanduser())
+    # <checkout>/benchmarks/_harness.py -> <checkout>/../shared/data
+    candidates.append(Path(__file__).resolve().parents[2] / "shared" / "data")
+    for path in candidates:
+        if path.is_dir():
+            return path
+    return None
+
+
+def load_bibtex(normalize=True, dtype=np.float64):
+    """Bibtex by ``fetch_bibtex``, without the network when it can.
+
+    The shared folder's Bibtex files are the very files fetch_bibtex
+    caches: copied into a temporary data home, they are read with
+    ``download_if_missing=False``. Without them, fetch_bibtex reads its
+    cache in scikit-learn's data home, downloading Mulan's files the first
+    time. Raises OSError when neither is possible.
+    """
+    folder = shared_data_dir()
+    if folder is None or not all((folder / n).is_file() for n in BIBTEX_FILES):
+        return fetch_bibtex(normalize=normalize, dtype=dtype)
+    with tempfile.TemporaryDirectory() as home:
+        # the cache folder fetch_bibtex's docstring names
+        cache = Path(home) / "sksoftmax_multilabel"
+        cache.mkdir()
+        for name in BIBTEX_FILES:
+            shutil.copyfile(folder / name, cache / name)
+        return fetch_bibtex(
+            data_home=home,
+            download_if_missing=False,
+            normalize=normalize,
+            dtype=dtype,
+        )
 
 
 def make_estimator(name, **params):

@@ -9,7 +9,8 @@ Prints, on scikit-learn's digits (10 classes, 64 features scaled to
 - plain SGD on the same softmax objective after one pass, with the best
   constant step of a grid (the exact per-row softmax gradient, NumPy);
 
-then, on Bibtex (../shared/data, unit L2 rows, 146 classes):
+then, on Bibtex (fetch_bibtex, read from ../shared/data when it is there;
+unit L2 rows, 146 classes):
 
 - low-rank SBM's time per row at rank k = 1, 5, 20 and 459 ... 1836
   features (the first columns), from partial_fit on a fixed set of rows;
@@ -43,7 +44,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from _harness import report
+from _harness import load_bibtex, report
 from scipy.special import logsumexp
 from sklearn.datasets import load_digits
 from sklearn.exceptions import ConvergenceWarning
@@ -51,7 +52,6 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
 from sksoftmax import StochasticBoundClassifier, UMaxSoftmaxClassifier
-from sksoftmax.datasets import load_bibtex
 
 warnings.simplefilter("ignore", ConvergenceWarning)
 
@@ -424,7 +424,7 @@ def main():
     if not args.skip_bibtex:
         try:
             d_slope, k_slope = bibtex(1e-4, args.budget)
-        except FileNotFoundError as exc:
+        except OSError as exc:
             print(f"Bibtex skipped: {exc}")
         else:
             checks.append(

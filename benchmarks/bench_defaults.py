@@ -86,7 +86,8 @@ seeded random subsample. CPU seconds exclude evaluation everywhere.
 
 Data sets (``--sets a,b``; ``--shapes`` prints their sizes and build times)
 ---------------------------------------------------------------------------
-``bibtex`` (load_bibtex, unit rows, skipped without ../shared/data),
+``bibtex`` (fetch_bibtex, unit rows; ../shared/data, else the cache or a
+download, else skipped),
 ``tokens_small`` / ``tokens`` (make_python_tokens, 2,000 / 10,000
 classes, millions of rows), ``docstrings`` (stdlib docstrings -> module,
 TF-IDF, ``_stdlib_docstrings.py``), planted softmax sets of
@@ -214,11 +215,11 @@ def _split(X, y, seed=0, fraction=TRAIN_FRACTION):
 
 
 def _bibtex():
-    from sksoftmax.datasets import load_bibtex
+    from _harness import load_bibtex
 
     try:
         return load_bibtex(normalize=True, dtype=np.float32)
-    except FileNotFoundError as exc:
+    except OSError as exc:
         raise DatasetUnavailable(str(exc)) from exc
 
 

@@ -35,9 +35,8 @@ from sksoftmax import (
     ImplicitSGDClassifier,
     UMaxSoftmaxClassifier,
 )
-from sksoftmax.datasets import load_bibtex
 
-from _harness import fit_verbose, report, scaling
+from _harness import fit_verbose, load_bibtex, report, scaling
 
 warnings.simplefilter("ignore", ConvergenceWarning)
 GRID = 10.0 ** np.arange(-3, 4)
@@ -87,7 +86,7 @@ def main():
     checks = []
     try:
         X, y, _, _ = load_bibtex(normalize=True)
-    except FileNotFoundError as exc:
+    except OSError as exc:
         print(f"Bibtex skipped: {exc}")
     else:
         n_tune = X.shape[0] // 10

@@ -41,9 +41,9 @@ from sksoftmax import (
     SCENTClassifier,
     UMaxSoftmaxClassifier,
 )
-from sksoftmax.datasets import load_bibtex, make_softmax_classification
+from sksoftmax.datasets import make_softmax_classification
 
-from _harness import report, scaling
+from _harness import load_bibtex, report, scaling
 
 warnings.simplefilter("ignore", ConvergenceWarning)
 
@@ -180,7 +180,7 @@ def main():
     checks = []
     try:
         X, y, X_test, y_test = load_bibtex(normalize=True)
-    except FileNotFoundError as exc:
+    except OSError as exc:
         print(f"Bibtex skipped: {exc}")
     else:
         seen = np.isin(y_test, y)

@@ -34,9 +34,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression, SGDClassifier
 
 from sksoftmax import UMaxSoftmaxClassifier
-from sksoftmax.datasets import load_bibtex, make_softmax_classification
+from sksoftmax.datasets import make_softmax_classification
 
-from _harness import fit_verbose, report, scaling
+from _harness import fit_verbose, load_bibtex, report, scaling
 
 warnings.simplefilter("ignore", ConvergenceWarning)
 
@@ -143,7 +143,7 @@ def main():
     checks = []
     try:
         X, y, _, _ = load_bibtex(normalize=True)
-    except FileNotFoundError as exc:
+    except OSError as exc:
         print(f"Bibtex skipped: {exc}")
     else:
         umax_s, sgd_s, auto_s = compare_on(

@@ -59,9 +59,9 @@ from sksoftmax import (
     SampledSoftmaxClassifier,
     UMaxSoftmaxClassifier,
 )
-from sksoftmax.datasets import load_bibtex, load_svmlight_pair
+from sksoftmax.datasets import load_svmlight_pair
 
-from _harness import EPOCH_LINE, report
+from _harness import EPOCH_LINE, load_bibtex, report
 
 warnings.simplefilter("ignore", ConvergenceWarning)
 GRID = 10.0 ** np.arange(-3, 4)

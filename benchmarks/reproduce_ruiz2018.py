@@ -49,9 +49,8 @@ from sksoftmax import (
     ARProbitClassifier,
     ARSoftmaxClassifier,
 )
-from sksoftmax.datasets import load_bibtex
 
-from _harness import fit_verbose, report
+from _harness import fit_verbose, load_bibtex, report
 
 warnings.simplefilter("ignore", ConvergenceWarning)
 

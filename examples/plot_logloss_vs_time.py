@@ -22,9 +22,11 @@ times sooner.
 # %%
 # Data
 # ----
-# Bibtex is read from ``../shared/data`` with the papers' protocol (first
-# label of each row, unit-L2 rows). When it is absent, a planted softmax
-# problem of similar shape stands in, so the example always runs.
+# Bibtex comes from :func:`~sksoftmax.datasets.fetch_bibtex` (downloaded
+# once, then cached) with the papers' protocol (first label of each row,
+# unit-L2 rows). When it cannot be had (no network and no cached copy), a
+# planted softmax problem of similar shape stands in, so the example always
+# runs.
 import time
 import warnings
 
@@ -41,13 +43,13 @@ from sksoftmax import (
     SCENTClassifier,
     UMaxSoftmaxClassifier,
 )
-from sksoftmax.datasets import load_bibtex, make_softmax_classification
+from sksoftmax.datasets import fetch_bibtex, make_softmax_classification
 
 try:
-    X_train, y_train, X_test, y_test = load_bibtex(normalize=True)
+    X_train, y_train, X_test, y_test = fetch_bibtex(normalize=True)
     dataset = "Bibtex"
-except FileNotFoundError:
-    print("Note: Bibtex not found in ../shared/data; using a synthetic")
+except OSError as exc:
+    print(f"Note: Bibtex unavailable ({exc}); using a synthetic")
     print("problem from make_softmax_classification instead.")
     X, y = make_softmax_classification(
         n_samples=7500,

@@ -24,8 +24,9 @@ of the paper), not a closed form.
 # %%
 # Data
 # ----
-# Bibtex from ``../shared/data`` (first label, unit-L2 rows), or a planted
-# problem of similar shape when it is absent. The exact probit and logistic
+# Bibtex from :func:`~sksoftmax.datasets.fetch_bibtex` (downloaded once,
+# then cached; first label, unit-L2 rows), or a planted problem of similar
+# shape when it cannot be had (no network and no cached copy). The exact probit and logistic
 # probabilities cost O(K) quadrature terms per class, so the log-loss and the
 # probabilities are evaluated on 600 test rows drawn at random; the
 # accuracy (an argmax of linear scores for all three models) on all of them.
@@ -40,13 +41,13 @@ from sksoftmax import (
     ARProbitClassifier,
     ARSoftmaxClassifier,
 )
-from sksoftmax.datasets import load_bibtex, make_softmax_classification
+from sksoftmax.datasets import fetch_bibtex, make_softmax_classification
 
 try:
-    X_train, y_train, X_test, y_test = load_bibtex(normalize=True)
+    X_train, y_train, X_test, y_test = fetch_bibtex(normalize=True)
     dataset = "Bibtex"
-except FileNotFoundError:
-    print("Note: Bibtex not found in ../shared/data; using a synthetic")
+except OSError as exc:
+    print(f"Note: Bibtex unavailable ({exc}); using a synthetic")
     print("problem from make_softmax_classification instead; its true")
     print("model is a softmax, which favours the softmax model below.")
     X, y = make_softmax_classification(

@@ -4,7 +4,6 @@ import gzip
 import sys
 import sysconfig
 import tracemalloc
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,15 +14,13 @@ from sklearn.utils import murmurhash3_32
 
 from sksoftmax import datasets
 from sksoftmax.datasets import (
-    load_bibtex,
     load_svmlight_first_label,
     load_svmlight_pair,
     make_python_tokens,
     make_softmax_classification,
-    shared_data_dir,
 )
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+from _data import fetch_shared_bibtex, shared_file
 
 
 def assert_canonical_csr(X):
@@ -102,37 +99,7 @@ def test_pair_shares_n_features(tmp_path):
     assert_canonical_csr(Xte)
 
 
-# --- where the shared data is ---------------------------------------------
-
-
-def test_shared_data_dir_default_and_environment(tmp_path, monkeypatch):
-    monkeypatch.delenv("SKSOFTMAX_SHARED_DATA", raising=False)
-    expected = SHARED_DATA if SHARED_DATA.is_dir() else None
-    assert shared_data_dir() == expected
-    monkeypatch.setenv("SKSOFTMAX_SHARED_DATA", str(tmp_path))
-    assert shared_data_dir() == tmp_path
-    # a variable naming no folder falls back to the checkout's neighbour
-    monkeypatch.setenv("SKSOFTMAX_SHARED_DATA", str(tmp_path / "absent"))
-    assert shared_data_dir() == expected
-
-
-def test_load_bibtex_without_data(tmp_path, monkeypatch):
-    monkeypatch.setattr(datasets, "shared_data_dir", lambda: None)
-    with pytest.raises(FileNotFoundError, match="SKSOFTMAX_SHARED_DATA"):
-        load_bibtex()
-    monkeypatch.setattr(datasets, "shared_data_dir", lambda: tmp_path)
-    with pytest.raises(FileNotFoundError, match="bibtex_train.svm.gz"):
-        load_bibtex()
-
-
 # --- Bibtex ----------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def bibtex_dir():
-    if not (SHARED_DATA / "bibtex_train.svm.gz").is_file():
-        pytest.skip("../shared/data is absent")
-    return SHARED_DATA
 
 
 def hand_parse(path, n_features):
@@ -162,17 +129,20 @@ def hand_parse(path, n_features):
 
 
 @pytest.fixture(scope="module")
-def bibtex_raw(bibtex_dir):
+def bibtex_raw():
     return (
-        *hand_parse(bibtex_dir / "bibtex_train.svm.gz", 1836),
-        *hand_parse(bibtex_dir / "bibtex_test.svm.gz", 1836),
+        *hand_parse(shared_file("bibtex_train.svm.gz"), 1836),
+        *hand_parse(shared_file("bibtex_test.svm.gz"), 1836),
     )
 
 
-def test_bibtex_matches_a_hand_parse(bibtex_raw, monkeypatch):
-    monkeypatch.delenv("SKSOFTMAX_SHARED_DATA", raising=False)
+# fetch_bibtex reads the shared files as its cache (tests/test_fetch.py
+# checks that it writes that cache from Mulan-format ARFF files)
+
+
+def test_bibtex_matches_a_hand_parse(bibtex_raw, tmp_path):
     Dtr, ltr, Dte, lte = bibtex_raw
-    X, y, Xt, yt = load_bibtex(normalize=False)
+    X, y, Xt, yt = fetch_shared_bibtex(tmp_path, normalize=False)
     # the protocol drops nothing from Bibtex: every row has a label and a word
     assert X.shape == (4880, 1836) and Xt.shape == (2515, 1836)
     assert Dtr.shape[0] == 4880 and Dte.shape[0] == 2515
@@ -185,10 +155,9 @@ def test_bibtex_matches_a_hand_parse(bibtex_raw, monkeypatch):
     assert_canonical_csr(Xt)
 
 
-def test_bibtex_normalized(bibtex_raw, monkeypatch):
-    monkeypatch.delenv("SKSOFTMAX_SHARED_DATA", raising=False)
+def test_bibtex_normalized(bibtex_raw, tmp_path):
     Dtr, ltr, _, _ = bibtex_raw
-    X, y, Xt, _ = load_bibtex(normalize=True)
+    X, y, Xt, _ = fetch_shared_bibtex(tmp_path, normalize=True)
     assert_allclose(sp.linalg.norm(X, axis=1), 1.0, rtol=1e-12)
     assert_allclose(sp.linalg.norm(Xt, axis=1), 1.0, rtol=1e-12)
     assert_allclose(
@@ -197,7 +166,7 @@ def test_bibtex_normalized(bibtex_raw, monkeypatch):
         rtol=1e-12,
     )
     assert_array_equal(y, ltr)
-    X32, _, _, _ = load_bibtex(dtype=np.float32)
+    X32, _, _, _ = fetch_shared_bibtex(tmp_path, dtype=np.float32)
     assert X32.dtype == np.float32
     assert_allclose(X32.toarray(), X.toarray(), rtol=1e-6)
 

@@ -24,6 +24,7 @@ from sksoftmax._implicit_fast import (
 from sksoftmax._shared._random import AliasTable, RandomState
 from sksoftmax._shared._weight_matrix import make_weight_matrix
 
+from _data import fetch_shared_bibtex
 from _reference import (
     clone_rng,
     dense,
@@ -198,13 +199,8 @@ def test_implicit_fits_better_than_umax_on_a_small_problem():
 
 
 @pytest.fixture(scope="module")
-def bibtex():
-    from sksoftmax.datasets import load_bibtex
-
-    try:
-        X, y, _, _ = load_bibtex(normalize=True)
-    except FileNotFoundError:
-        pytest.skip("../shared/data is absent")
+def bibtex(tmp_path_factory):
+    X, y, _, _ = fetch_shared_bibtex(tmp_path_factory.mktemp("bibtex"))
     return X, y
 
 
