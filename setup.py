@@ -1,62 +1,132 @@
-"""Build script: expands the Tempita templates (*.pyx.tp, *.pxd.tp) and cythonizes.
+"""Build script: the Cython kernels, built under ``build/`` with setuptools.
 
-Set ``SKSOFTMAX_CYTHON_CHECKS=1`` to build the kernels with Cython's
-``boundscheck`` and ``wraparound`` switched on (CI runs the kernel tests once
-under such a build).
+Everything the build makes goes to one folder per build mode,
+``build/<python>[-checks][-noomp]/`` (``-checks`` with
+``SKSOFTMAX_CYTHON_CHECKS=1``: Cython's ``boundscheck``, ``wraparound`` and
+``initializedcheck`` on, as CI runs the kernel tests once; ``-noomp`` with
+``SKSOFTMAX_NO_OPENMP=1``):
 
-A second ``pip install -e .`` (say with ``".[test]"`` after the README's
-first command) rebuilds nothing that is up to date: pip builds in a fresh
-isolated environment and setuptools compiles editable installs into a
-temporary folder, so Cython (whose own ``libc/*.pxd`` are then new) and the
-compiler would redo all 14 kernels (about 5 minutes on 2 cores). Here a
-kernel's C file is regenerated only when one of the package's own sources
-it depends on (.pyx, .pxd, templates) or this script is newer, and a kernel
-whose in-place module is newer than its C file is copied, not compiled; a
-change of build mode (bounds checks, OpenMP) rebuilds everything.
+- ``src/``: the kernels' sources as Cython reads them: the Tempita
+  templates (``*.pyx.tp``, ``*.pxd.tp``) expanded into float64 and float32
+  variants, beside copies of the hand-written ``.pyx`` / ``.pxd`` and of the
+  packages' ``__init__.py`` (so ``cimport sksoftmax._shared...`` finds
+  both), and the C files Cython writes from them;
+- ``temp/``: object files; ``lib/``: the extension modules, which the
+  editable install copies next to the package's sources (setuptools'
+  editable mode) and a wheel takes from there.
+
+Nothing is generated in ``sksoftmax/`` but those copied modules. Switching
+modes leaves the other mode's folder as it is: switching back recompiles
+nothing.
+
+Up-to-date checks are Cython's and setuptools' own: ``cythonize`` rewrites
+a C file only when the file or one of its dependencies (the ``.pyx``, every
+``.pxd`` it cimports) is newer, and setuptools' ``build_ext`` compiles an
+extension only when its C file is newer than its module in ``lib/``. One
+gap is closed here: pip builds every ``pip install -e`` in a fresh isolated
+environment, whose Cython and SciPy ``.pxd`` files (``libc/math.pxd``,
+``cython_blas.pxd``) are newer than any C file, so Cython regenerates the C
+of every kernel that cimports them (about 20 s). A C file it rewrote with
+the same bytes gets its previous timestamp back, so setuptools compiles only
+the kernels whose C code changed: a second ``pip install -e`` with nothing
+changed runs no C compiler.
 """
 
+import hashlib
 import os
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
 from Cython import Tempita
 from Cython.Build import cythonize
-from Cython.Build.Dependencies import create_dependency_tree
 from setuptools import Extension, setup
-from setuptools.command.build_ext import build_ext
+from setuptools.command.build_ext import build_ext as setuptools_build_ext
+from setuptools.errors import CompileError, LinkError
 
-HERE = Path(__file__).parent
-PKG = HERE / "sksoftmax"
-CHECKS = os.environ.get("SKSOFTMAX_CYTHON_CHECKS", "0") not in ("", "0")
-# The C files of the last build remember its directives; a switch between the
-# checked and the optimised build must regenerate them all.
-MODE_STAMP = PKG / ".cython-checks"
+PACKAGE = "sksoftmax"
 
 
-NO_OPENMP = os.environ.get("SKSOFTMAX_NO_OPENMP", "0") not in ("", "0")
+def _env_flag(name):
+    return os.environ.get(name, "0") not in ("", "0")
 
 
-def mode_changed():
-    mode = f"checks={int(CHECKS)} no_openmp={int(NO_OPENMP)}"
-    old = MODE_STAMP.read_text() if MODE_STAMP.exists() else None
-    MODE_STAMP.write_text(mode)
-    return old != mode
+CHECKS = _env_flag("SKSOFTMAX_CYTHON_CHECKS")
+NO_OPENMP = _env_flag("SKSOFTMAX_NO_OPENMP")
+MODE = (
+    sys.implementation.cache_tag
+    + ("-checks" if CHECKS else "")
+    + ("-noomp" if NO_OPENMP else "")
+)
+BUILD = Path("build") / MODE
+CYTHON_TREE = BUILD / "src"
+
+DIRECTIVES = {
+    "language_level": 3,
+    "boundscheck": CHECKS,
+    "wraparound": CHECKS,
+    "initializedcheck": CHECKS,
+    "cdivision": True,
+}
+# no errno or FP-exception state is read anywhere: without them sqrt is one
+# instruction and branch-free loops vectorise; -g0: no debug info (Python's
+# own CFLAGS ask for -g, which doubled the size of the installed package)
+GCC_ARGS = ["-O3", "-fno-math-errno", "-fno-trapping-math", "-g0"]
 
 
-def expand_templates():
-    """Write foo.pyx / foo.pxd from foo.pyx.tp / foo.pxd.tp when stale."""
-    for tp in sorted(PKG.rglob("*.tp")):
-        out = tp.with_suffix("")
-        if out.exists() and out.stat().st_mtime >= tp.stat().st_mtime:
-            continue
-        text = Tempita.Template(tp.read_text(), name=str(tp)).substitute()
-        header = (
-            f"# Generated from {tp.name} by setup.py: edit the template.\n"
+def extensions():
+    """One extension per ``.pyx`` or ``.pyx.tp`` of the package, its source
+    the ``.pyx`` in the Cython tree (cythonized when built)."""
+    names = set()
+    for path in Path(PACKAGE).rglob("*.pyx*"):
+        if path.name.endswith((".pyx", ".pyx.tp")):
+            names.add(path.as_posix().split(".pyx")[0])
+    return [
+        Extension(
+            name.replace("/", "."),
+            [str(CYTHON_TREE / f"{name}.pyx")],
+            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
         )
-        out.write_text(header + text)
+        for name in sorted(names)
+    ]
+
+
+def _write_if_changed(path, text):
+    """Write ``text`` to ``path`` unless it holds exactly that already, so
+    that the file's time says when its content last changed."""
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def prepare_cython_tree():
+    """Expand the templates and copy the hand-written Cython sources and the
+    ``__init__.py`` of the packages into ``CYTHON_TREE``.
+
+    Copies keep their source's modification time, expansions are rewritten
+    only when their text changes: Cython's dependency tracking sees the
+    times of the real edits.
+    """
+    for path in sorted(Path(PACKAGE).rglob("*")):
+        target = CYTHON_TREE / path
+        if path.suffix == ".tp":
+            text = Tempita.Template(
+                path.read_text(encoding="utf-8"), name=str(path)
+            ).substitute()
+            header = f"# Generated from {path.name} by setup.py: edit the template.\n"
+            _write_if_changed(target.with_suffix(""), header + text)
+        elif path.name == "__init__.py" or (
+            path.suffix in (".pyx", ".pxd")
+            # a .pyx or .pxd beside its template is an old in-place expansion
+            and not path.with_name(path.name + ".tp").exists()
+        ):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target)
+
+
+def _digest(path):
+    return hashlib.sha256(path.read_bytes()).digest()
 
 
 OPENMP_TEST = r"""
@@ -70,133 +140,105 @@ int main(void) {
 """
 
 
-def openmp_flags():
-    """The compiler's OpenMP flag if a test program builds and links with it.
+class build_ext(setuptools_build_ext):
+    """setuptools' build_ext with the Cython stage and the OpenMP check
+    (named as the command it replaces: setuptools finds a command's options,
+    the folders below, by its class name)."""
 
-    The kernels' ``prange`` loops (prediction, threaded training) run on
-    ``n_jobs`` threads with OpenMP; without it they compile to plain loops
-    and every estimator runs on one thread (``sksoftmax.openmp_enabled()``
-    then returns False and n_jobs > 1 warns). ``SKSOFTMAX_NO_OPENMP=1``
-    builds without it on purpose.
-    """
-    if NO_OPENMP:
-        print("sksoftmax: SKSOFTMAX_NO_OPENMP set: building without OpenMP")
-        return []
-    from setuptools._distutils.ccompiler import new_compiler
-    from setuptools._distutils.sysconfig import customize_compiler
+    def build_extensions(self):
+        omp = self.openmp_flags()
+        args = [] if self.compiler.compiler_type == "msvc" else GCC_ARGS
+        for ext in self.extensions:
+            ext.extra_compile_args = args + omp
+            ext.extra_link_args = list(omp)
+        self.cythonize()
+        super().build_extensions()
 
-    compiler = new_compiler()
-    customize_compiler(compiler)
-    flag = "/openmp" if compiler.compiler_type == "msvc" else "-fopenmp"
-    with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / "omp_test.c"
-        src.write_text(OPENMP_TEST)
-        try:
-            objs = compiler.compile(
-                [str(src)], output_dir=tmp, extra_postargs=[flag]
-            )
-            compiler.link_executable(
-                objs, "omp_test", output_dir=tmp, extra_postargs=[flag]
-            )
-        except Exception as exc:  # any compile or link error: no OpenMP
-            print(
-                f"sksoftmax: the compiler does not build OpenMP code ({exc}); "
-                "building without it: every estimator runs on one thread",
-                file=sys.stderr,
-            )
+    def copy_extensions_to_source(self):
+        """The editable install's copy of the modules next to the sources,
+        after removing the modules there: setuptools copies a module only
+        when it is newer than the one in place, which after a switch back to
+        a build mode built before (bounds-checked, then optimised) it is
+        not."""
+        for inplace in self.get_output_mapping().values():
+            Path(inplace).unlink(missing_ok=True)
+        super().copy_extensions_to_source()
+
+    def cythonize(self):
+        """Cythonize every extension into its C file in the Cython tree.
+
+        A C file that Cython rewrote with the same bytes (pip's fresh
+        isolated environment makes Cython's own .pxd look new) gets its
+        previous time back, so build_ext does not recompile it.
+        """
+        import numpy as np
+
+        prepare_cython_tree()
+        c_files = [Path(ext.sources[0]).with_suffix(".c") for ext in self.extensions]
+        before = {
+            c: (_digest(c), c.stat().st_atime_ns, c.stat().st_mtime_ns)
+            for c in c_files
+            if c.exists()
+        }
+        cythonized = cythonize(
+            self.extensions,
+            compiler_directives=DIRECTIVES,
+            include_path=[str(CYTHON_TREE)],
+            force=self.force,
+            nthreads=self.parallel or 0,
+        )
+        sources = {new.name: new.sources for new in cythonized}
+        for ext in self.extensions:
+            ext.sources = sources[ext.name]
+            ext.include_dirs.append(np.get_include())
+        for c, (digest, atime, mtime) in before.items():
+            if c.stat().st_mtime_ns != mtime and _digest(c) == digest:
+                os.utime(c, ns=(atime, mtime))
+
+    def openmp_flags(self):
+        """The compiler's OpenMP flag if a test program builds and links
+        with it, else none.
+
+        The kernels' ``prange`` loops (prediction, threaded training) run on
+        ``n_jobs`` threads with OpenMP; without it they compile to plain
+        loops and every estimator runs on one thread
+        (``sksoftmax.openmp_enabled()`` then returns False and n_jobs > 1
+        warns). ``SKSOFTMAX_NO_OPENMP=1`` builds without it on purpose.
+        """
+        if NO_OPENMP:
+            print("sksoftmax: SKSOFTMAX_NO_OPENMP set: building without OpenMP")
             return []
-    print(f"sksoftmax: building with OpenMP ({flag})")
-    return [flag]
+        flag = "/openmp" if self.compiler.compiler_type == "msvc" else "-fopenmp"
+        with tempfile.TemporaryDirectory() as tmp:
+            src = Path(tmp) / "omp_test.c"
+            src.write_text(OPENMP_TEST)
+            try:
+                objs = self.compiler.compile(
+                    [str(src)], output_dir=tmp, extra_postargs=[flag]
+                )
+                self.compiler.link_executable(
+                    objs, "omp_test", output_dir=tmp, extra_postargs=[flag]
+                )
+            except (CompileError, LinkError) as exc:
+                print(
+                    f"sksoftmax: the compiler does not build OpenMP code ({exc}); "
+                    "building without it: every estimator runs on one thread",
+                    file=sys.stderr,
+                )
+                return []
+        print(f"sksoftmax: building with OpenMP ({flag})")
+        return [flag]
 
 
-def _own_sources_mtime(pyx, tree):
-    """Newest mtime of the package's own files that ``pyx`` depends on
-    (its .pyx, the .pxd it cimports, their templates) and of this script;
-    Cython's and NumPy's .pxd are left out (new in every isolated build)."""
-    newest = Path(__file__).stat().st_mtime
-    for dep in tree.all_dependencies(str(pyx.relative_to(HERE))):
-        path = (HERE / dep).resolve()
-        if PKG.resolve() in path.parents:
-            newest = max(newest, path.stat().st_mtime)
-            tp = path.with_name(path.name + ".tp")
-            if tp.exists():
-                newest = max(newest, tp.stat().st_mtime)
-    return newest
-
-
-def extensions(force):
-    """The kernels: those whose C file is stale go through cythonize, the
-    others are built from their C file as it is."""
-    expand_templates()
-    macros = [("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")]
-    omp = openmp_flags()
-    tree = create_dependency_tree()
-    stale, fresh = [], []
-    for pyx in sorted(PKG.rglob("*.pyx")):
-        c_file = pyx.with_suffix(".c")
-        up_to_date = (
-            not force
-            and c_file.exists()
-            and c_file.stat().st_mtime >= _own_sources_mtime(pyx, tree)
-        )
-        source = c_file if up_to_date else pyx
-        ext = Extension(
-            ".".join(pyx.relative_to(HERE).with_suffix("").parts),
-            [str(source.relative_to(HERE))],
-            include_dirs=[np.get_include()],
-            define_macros=macros,
-            # no errno or FP-exception state is read anywhere: without them
-            # sqrt is one instruction and branch-free loops vectorise
-            # -g0: no debug info (Python's own CFLAGS ask for -g, which
-            # doubled the size of the installed package)
-            extra_compile_args=[
-                "-O3",
-                "-fno-math-errno",
-                "-fno-trapping-math",
-                "-g0",
-            ]
-            + omp,
-            extra_link_args=omp,
-        )
-        (fresh if up_to_date else stale).append(ext)
-    if stale:
-        stale = cythonize(
-            stale, compiler_directives=directives, force=True, build_dir=None
-        )
-    return sorted(stale + fresh, key=lambda ext: ext.name)
-
-
-directives = {
-    "language_level": 3,
-    "boundscheck": CHECKS,
-    "wraparound": CHECKS,
-    "initializedcheck": CHECKS,
-    "cdivision": True,
-}
-FORCE = mode_changed()
-
-
-class BuildExt(build_ext):
-    """Copies a kernel's in-place module instead of compiling it when that
-    module is newer than its C file and the build mode is unchanged."""
-
-    def build_extension(self, ext):
-        target = Path(self.get_ext_fullpath(ext.name))
-        inplace = HERE / self.get_ext_filename(ext.name)
-        c_files = [HERE / src for src in ext.sources]
-        if (
-            not FORCE
-            and target.resolve() != inplace.resolve()
-            and inplace.exists()
-            and all(
-                inplace.stat().st_mtime >= c.stat().st_mtime for c in c_files
-            )
-        ):
-            print(f"sksoftmax: {ext.name} is up to date: not recompiled")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(inplace, target)
-            return
-        super().build_extension(ext)
-
-
-setup(ext_modules=extensions(FORCE), cmdclass={"build_ext": BuildExt})
+# build/<mode>/ for every build command. build_ext gets the folders itself
+# too: an editable install points the "build" command at temporary folders,
+# which would recompile every kernel each time.
+folders = {"build_lib": str(BUILD / "lib"), "build_temp": str(BUILD / "temp")}
+setup(
+    ext_modules=extensions(),
+    cmdclass={"build_ext": build_ext},
+    options={
+        "build": folders,
+        "build_ext": {**folders, "parallel": os.cpu_count() or 1},
+    },
+)
