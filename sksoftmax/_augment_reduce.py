@@ -17,16 +17,17 @@ from ._sgd_schedule import SCHEDULES, Schedule
 
 _STATUS_OVERFLOW, _STATUS_NONFINITE = 1, 2
 _MODELS = {"softmax": 0, "probit": 1, "logistic": 2}
-# The adaptive schedule is resolved per coordinate inside the kernel; the
-# per-epoch value handed over is rho_0 itself.
+# The per-coordinate schedules are resolved inside the kernel; the
+# per-epoch value handed over is rho_0 itself. 'kucukelbir' is the paper's
+# (Kucukelbir et al. 2017; kernel code 3, SCHEDULE_ADAPTIVE).
 _SCHEDULES = {
     **SCHEDULES,
-    "adaptive": Schedule(3, lambda eta0, decay, epoch: eta0),
+    "kucukelbir": Schedule(3, lambda eta0, decay, epoch: eta0),
     "adagrad": Schedule(4, lambda eta0, decay, epoch: eta0),
 }
 # the paper's Bibtex settings (Table 1): |B| = N / 10 up to 488, |S| = 20
 _AUTO_BATCH, _AUTO_BATCH_FRACTION, _AUTO_SAMPLED = 488, 0.1, 20
-# eta0='auto' under 'adaptive' for probit and logistic: rho_0 = move /
+# eta0='auto' under 'kucukelbir' for probit and logistic: rho_0 = move /
 # mean(||x||_1 + 1), the move two noise standard deviations (1 and
 # pi / sqrt(3)); measured with the natural local step (see eta0)
 _ADAPTIVE_SCORE_MOVE = {"normal": 2.0, "logistic": 2.0 * np.pi / np.sqrt(3)}
@@ -42,18 +43,21 @@ _COMMON_PARAMS_DOC = """
         samplers without replacement; then every class is used: the exact
         bound). The value used is ``n_sampled_classes_``.
     batch_size : int or 'auto', default='auto'
-        ``|B|``, the rows of one global step. 'auto' is the paper's Bibtex
-        setting scaled to the data: a tenth of the rows, at most 488.
+        Rows per update step (``|B|``, the rows of one global step). 'auto'
+        is the paper's Bibtex setting scaled to the data: a tenth of the
+        rows, at most 488.
     local_schedule : {'row', 'global'}, default='row'
         The t of the local step size ``a_t = a_0 (1 + t)^-0.9`` (a_0 = 1,
-        or 0.01 for probit and logistic with ``local_step='paper'``, Sec.
+        or 0.01 for probit and logistic with ``variant='paper'``, Sec.
         4): 'row' counts the row's own
         local steps, so that every row's variational parameters keep
         tracking W as epochs go by (each row is visited once per epoch);
         'global' is the global step count of Alg. 1 and 2 read literally,
         which all but freezes rows visited late (after 5,000 steps a_t is
         5e-4).
-    local_step : {'natural', 'paper'}, default='natural'
+    variant : {'natural', 'paper'}, default='natural'
+        The local step (the package's name for the switch between
+        published variants of a method, see :ref:`shared_parameters`).
         Probit and logistic: the local step of Alg. 2 on the row's
         q(eps) = q((eps - mu) / sigma). 'paper': the gradient step of
         Sec. 4 on (mu, gamma) with ``a_0 = 0.01``; its scale is the
@@ -69,7 +73,7 @@ _COMMON_PARAMS_DOC = """
         to 0.53 at rho_0 = 0.3. The softmax's local step (Alg. 1) is
         already a natural-gradient step: both values give it.
     eta0 : float or 'auto', default='auto'
-        rho_0 of the 'adagrad' and 'adaptive' schedules, or the initial
+        rho_0 of the 'adagrad' and 'kucukelbir' schedules, or the initial
         learning rate of the other schedules. 'auto' (the value used is
         ``eta0_``): under 'adagrad', ``min(1, sqrt(50 / r))`` with r the
         rows per class (the package's horizon factor: a coordinate's first
@@ -77,9 +81,9 @@ _COMMON_PARAMS_DOC = """
         undo, more so where classes have many rows; over ten epochs 1 was
         the best of the 7-point grid 1e-4..1e2 on Bibtex and two Zipfian
         sets, r = 33 and 4.3, and 0.1 at r = 397, where the rule gives
-        0.355, 0.8% behind); 1 under 'adaptive' for the softmax (a
+        0.355, 0.8% behind); 1 under 'kucukelbir' for the softmax (a
         per-coordinate step is at most about rho_0 / sqrt(0.1 t), so
-        rho_0 is in units of the weights); under 'adaptive' for probit
+        rho_0 is in units of the weights); under 'kucukelbir' for probit
         and logistic, ``2 s / (mean ||x_i||_1 + 1)``, s the noise's
         standard deviation (1, pi / sqrt(3)): a first step moves each
         coordinate a row touches by about rho_0 and so its score by
@@ -92,9 +96,9 @@ _COMMON_PARAMS_DOC = """
         schedules ``1 / c``, c the mean of
         ``||x_i||^2 + 1``: the softmax's own step scale (the coefficients
         of the augmented model's gradient are at most one).
-    learning_rate : {'auto', 'adagrad', 'adaptive', 'exponential', \
+    learning_rate : {'auto', 'adagrad', 'kucukelbir', 'exponential', \
             'constant', 'invscaling'}, default='auto'
-        'auto': 'adagrad' for the softmax, 'adaptive' (the paper's) for
+        'auto': 'adagrad' for the softmax, 'kucukelbir' (the paper's) for
         probit and logistic. Both keep one float64 array of the size of
         ``[coef_ | intercept_]``.
 
@@ -103,11 +107,13 @@ _COMMON_PARAMS_DOC = """
         gradient of the bound summed over the minibatch's rows (the "1"
         then damps gradients small against one row's). It keeps the
         relative sizes of a coordinate's importance-weighted gradients,
-        which 'adaptive' loses at many classes (see
+        which 'kucukelbir' loses at many classes (see
         ARSoftmaxClassifier's Notes); ``decay`` does
         not apply.
 
-        'adaptive' (Sec. 4, Kucukelbir et al. 2017): per coordinate,
+        'kucukelbir' (Sec. 4, Kucukelbir et al. 2017; not scikit-learn's
+        'adaptive', which divides the step by 5 on a plateau): per
+        coordinate,
         ``rho_t = rho_0 t^(-1/2+1e-16) / (1 + sqrt(s_t))``,
         ``s_t = 0.1 g_t^2 + 0.9 s_{t-1}`` (``s_1 = g_1^2``), t the global
         step and g the gradient of the bound summed over the N rows (the
@@ -118,7 +124,7 @@ _COMMON_PARAMS_DOC = """
         minibatch: 'exponential' (``eta0 * decay**epoch``), 'constant',
         'invscaling' (``eta0 / t**power_t``, t the rows seen).
     decay : float, default=0.9
-        Factor applied to rho_0 every 2,000 steps ('adaptive', the paper's
+        Factor applied to rho_0 every 2,000 steps ('kucukelbir', the paper's
         0.9) or to the rate every epoch ('exponential').
     power_t : float, default=0.5
         Exponent of the 'invscaling' schedule.
@@ -126,16 +132,17 @@ _COMMON_PARAMS_DOC = """
         L2 penalty ``alpha / 2 ||coef_||_F^2`` on the mean objective (the
         paper fits the maximum likelihood, alpha = 0). Applied as a shrinkage
         of all of W per step, with the rate before its per-coordinate
-        adaptation under 'adagrad' and 'adaptive'.
+        adaptation under 'adagrad' and 'kucukelbir'.
     fit_intercept : bool, default=True
         Learn class biases (the paper's w_k^(0)).
     max_iter : int, default=100
-        Epochs over the training data in ``fit``.
-    tol : float or None, default=None
-        Stop when the monitored loss (the running estimate of the negative
-        bound, or the validation log-loss with ``early_stopping``) has not
-        improved by ``tol`` for ``n_iter_no_change`` epochs. None: run
-        ``max_iter`` epochs, as the paper runs a fixed number of steps.
+        Most epochs (passes over the training rows) of ``fit``.
+    tol : float or None, default=1e-4
+        ``fit`` stops when the monitored loss (the validation log-loss with
+        ``early_stopping``, else the training objective recorded in
+        ``loss_curve_``) has not improved by ``tol`` for
+        ``n_iter_no_change`` epochs in a row. None: run ``max_iter`` epochs
+        (the paper runs a fixed number of steps).
     shuffle : bool, default=True
         Visit rows in a new random order each epoch (minibatches are
         consecutive rows of that order).
@@ -147,12 +154,19 @@ _COMMON_PARAMS_DOC = """
     verbose : int, default=0
         Print one line per epoch.
     early_stopping : bool, default=False
-        Hold out a stratified ``validation_fraction`` of the rows and stop on
-        their exact log-loss.
+        Hold out a stratified ``validation_fraction`` of the rows, score
+        their exact log-loss after every epoch and stop on it (``tol``,
+        ``n_iter_no_change``); the model is the last epoch's, fitted on
+        the other rows: ``SGDClassifier``'s meaning, and its default. Off
+        by default because the exact score costs O(n_classes) per held-out
+        row and epoch, more than a sampled epoch at many classes, and a
+        class with a single row cannot be held out (see
+        :ref:`shared_parameters`).
     validation_fraction : float, default=0.1
-        Share of rows held out by ``early_stopping``.
-    n_iter_no_change : int, default=5
-        Epochs without improvement before stopping."""
+        Share of the rows held out by ``early_stopping``.
+    n_iter_no_change : int, default=3
+        Epochs in a row without an improvement by ``tol`` before ``fit``
+        stops."""
 
 _COMMON_ATTRS_DOC = """
     classes_ : ndarray of shape (n_classes,)
@@ -215,16 +229,16 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
         ],
         "decay": [Interval(Real, 0, 1, closed="right")],
         "local_schedule": [StrOptions({"row", "global"})],
-        "local_step": [StrOptions({"natural", "paper"})],
+        "variant": [StrOptions({"natural", "paper"})],
     }
 
     def __init__(
         self,
+        *,
         n_sampled_classes="auto",
         batch_size="auto",
-        *,
         local_schedule="row",
-        local_step="natural",
+        variant="natural",
         eta0="auto",
         learning_rate="auto",
         decay=0.9,
@@ -232,20 +246,20 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
         alpha=0.0,
         fit_intercept=True,
         max_iter=100,
-        tol=None,
+        tol=1e-4,
         shuffle=True,
         random_state=None,
         warm_start=False,
         verbose=0,
         early_stopping=False,
         validation_fraction=0.1,
-        n_iter_no_change=5,
+        n_iter_no_change=3,
         n_jobs=None,
     ):
         self.n_sampled_classes = n_sampled_classes
         self.batch_size = batch_size
         self.local_schedule = local_schedule
-        self.local_step = local_step
+        self.variant = variant
         self.eta0 = eta0
         self.learning_rate = learning_rate
         self.decay = decay
@@ -265,15 +279,15 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
 
     # -------------------------------------------------------------- hooks
     def _learning_rate(self):
-        """'auto': 'adagrad' for the softmax, the paper's 'adaptive' for
-        the noise models (see learning_rate)."""
+        """'auto': 'adagrad' for the softmax, the paper's 'kucukelbir'
+        for the noise models (see learning_rate)."""
         if self.learning_rate != "auto":
             return self.learning_rate
-        return "adagrad" if self._model == "softmax" else "adaptive"
+        return "adagrad" if self._model == "softmax" else "kucukelbir"
 
     def _local_step_rate(self):
         """a_0 of the local step size a_t = a_0 (1 + t)^-0.9."""
-        if self._model == "softmax" or self.local_step == "natural":
+        if self._model == "softmax" or self.variant == "natural":
             return 1.0
         return self._paper_local_rate
 
@@ -281,13 +295,13 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
         return _SCHEDULES[self._learning_rate()]
 
     def _auto_eta0(self, curvature):
-        """eta0='auto': 1 for 'adaptive', 1 / c otherwise (see eta0)."""
+        """eta0='auto': see eta0."""
         if self._learning_rate() == "adagrad":
             # a coordinate's first touches move it by up to rho_0 whatever
             # AdaGrad's sum: the package's horizon rule shrinks rho_0 where
             # each class has many rows (see eta0)
             return self._pilot_step_factor()
-        if self._learning_rate() == "adaptive":
+        if self._learning_rate() == "kucukelbir":
             if self._model == "softmax":
                 return 1.0
             # a first step moves every touched coordinate by about rho_0,
@@ -331,7 +345,7 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
         return self._sizes(1)[0]
 
     def _adaptive_state(self):
-        """Per-coordinate state of 'adaptive' or 'adagrad', fresh when the
+        """Per-coordinate state of 'kucukelbir' or 'adagrad', fresh when the
         shape or the schedule changed (a warm start that switches between
         the two: their states have different units)."""
         size = self.coef_.shape[0] * (self.coef_.shape[1] + 1)
@@ -352,7 +366,7 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
         m, batch = self._sizes(dataset.n_samples)
         adapt = (
             self._adaptive_state()
-            if self._learning_rate() in ("adaptive", "adagrad")
+            if self._learning_rate() in ("kucukelbir", "adagrad")
             else np.zeros(1)
         )
         status, obj_sum, weight_sum, t, n_steps, row, value = kernel(
@@ -380,7 +394,7 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
             self.fit_intercept,
             self.shuffle,
             self._training_threads(),
-            self._model != "softmax" and self.local_step == "natural",
+            self._model != "softmax" and self.variant == "natural",
         )
         self._n_steps = n_steps
         if status == _STATUS_OVERFLOW:
@@ -416,7 +430,7 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
 
     def _divergence_hint(self):
         return (
-            " (or rho_0 with learning_rate='adaptive'), or standardise the "
+            " (or rho_0 with learning_rate='kucukelbir'), or standardise the "
             "features"
         )
 
@@ -448,7 +462,8 @@ class ARSoftmaxClassifier(_BaseAugmentReduce):
         ``score``, ...): None means 1, -1 every core, as in scikit-learn;
         OpenMP limits (``OMP_NUM_THREADS``, threadpoolctl) are respected.
         In training, the local steps of a minibatch's rows run on the
-        threads, and under the adaptive schedules (the default) the
+        threads, and under the per-coordinate schedules ('adagrad',
+        'kucukelbir'; the default) the
         global step class by class; the noise of Alg. 2 is drawn first
         and every sum is taken in row or class order, so the model does
         not depend on ``n_jobs`` (bit for bit). The other schedules'
@@ -460,7 +475,7 @@ class ARSoftmaxClassifier(_BaseAugmentReduce):
 
     Notes
     -----
-    Why 'adagrad' and not the paper's 'adaptive' by default: a
+    Why 'adagrad' and not the paper's 'kucukelbir' by default: a
     coordinate (k, j) of W has a gradient only when class k is the label
     or one of the ``|S|`` classes drawn for a row with feature j. At many
     classes that is rare, and between two touches the paper's s decays by
@@ -472,7 +487,7 @@ class ARSoftmaxClassifier(_BaseAugmentReduce):
     stops following the gradient. AdaGrad's sum keeps the coordinate's
     history, so a touch moves it in proportion to its gradient against the
     earlier ones. Measured over ten epochs with defaults (test log-loss;
-    ``benchmarks/bench_large_k.py``): at 94,004 Zipfian classes 'adaptive'
+    ``benchmarks/bench_large_k.py``): at 94,004 Zipfian classes 'kucukelbir'
     ended epochs 1 and 2 above the class prior (12.31 and 11.34 against
     11.28) and epoch 10 at 10.53, 'adagrad' ends epoch 1 at 8.39 and epoch
     10 at 8.12; at 18,793 classes 4.27 against 3.92; on Bibtex 2.75
@@ -589,8 +604,8 @@ class ARProbitClassifier(_NoiseModelClassifier):
     ``E_q[log phi(eps) + sum_{k != y} log Phi(eps + psi_y - psi_k)
     - log q(eps)]``, is maximised by stochastic variational EM: a
     one-sample natural-gradient step on q's precision and mean (the
-    paper's gradient step of eq. 9 with ``local_step='paper'``; see
-    local_step), then a step on W and b with a
+    paper's gradient step of eq. 9 with ``variant='paper'``; see
+    variant), then a step on W and b with a
     fresh draw of eps (Sec. 3.2), each with ``n_sampled_classes`` classes
     per row. log Phi and its derivative are evaluated in log space, accurate
     far in the lower tail. ``predict_proba`` integrates eq. 5 numerically.
@@ -605,7 +620,8 @@ class ARProbitClassifier(_NoiseModelClassifier):
         ``score``, ...): None means 1, -1 every core, as in scikit-learn;
         OpenMP limits (``OMP_NUM_THREADS``, threadpoolctl) are respected.
         In training, the local steps of a minibatch's rows run on the
-        threads, and under the adaptive schedules (the default) the
+        threads, and under the per-coordinate schedules ('adagrad',
+        'kucukelbir'; the default) the
         global step class by class; the noise of Alg. 2 is drawn first
         and every sum is taken in row or class order, so the model does
         not depend on ``n_jobs`` (bit for bit). The other schedules'
@@ -662,7 +678,8 @@ class ARLogisticClassifier(_NoiseModelClassifier):
         ``score``, ...): None means 1, -1 every core, as in scikit-learn;
         OpenMP limits (``OMP_NUM_THREADS``, threadpoolctl) are respected.
         In training, the local steps of a minibatch's rows run on the
-        threads, and under the adaptive schedules (the default) the
+        threads, and under the per-coordinate schedules ('adagrad',
+        'kucukelbir'; the default) the
         global step class by class; the noise of Alg. 2 is drawn first
         and every sum is taken in row or class order, so the model does
         not depend on ``n_jobs`` (bit for bit). The other schedules'

@@ -49,7 +49,7 @@ FULL_RANK_MAX_SECONDS = 60.0
 # Woodbury solve; 0.6-1.0 ns per unit at d = 610 to 8,442, k = 10).
 SECONDS_PER_FULL_UNIT = 1.5e-10
 SECONDS_PER_LOW_RANK_UNIT = 1.0e-9
-# the rank of rank='auto' beyond the budget, and its step (update='paper',
+# the rank of rank='auto' beyond the budget, and its step (variant='paper',
 # eta = AUTO_LOW_RANK_ETA / n: "a few tens over n" on digits and Bibtex)
 AUTO_RANK = 10
 AUTO_LOW_RANK_ETA = 30.0
@@ -111,7 +111,7 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
     basis update and the Woodbury solve, linear in d. The diagonal bounds
     are loose (by up to the number of entries of the vector they replace),
     so with the default update the low-rank fit moves little; like the
-    paper's low-rank runs, use ``update='paper'`` with a tuned ``eta0``
+    paper's low-rank runs, use ``variant='paper'`` with a tuned ``eta0``
     (a few tens over n_samples on digits and Bibtex).
 
     Parameters
@@ -132,12 +132,19 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         ``n_directions`` times the O(k^2 d) cost per row.
     alpha : float, default=1e-4
         L2 penalty on ``coef_`` (mean-loss scale: ``LogisticRegression``'s
-        ``C = 1 / (alpha * n_samples)``). Must be positive: M starts as
-        ``I / alpha`` (Alg. 2's M = I / lambda).
+        ``C = 1 / (alpha * n_samples)``). Must be positive, so the one
+        shared default that differs here (0.0 elsewhere): M starts as
+        ``I / alpha`` (Alg. 2's M = I / lambda), and without a penalty the
+        accumulated curvature is singular (adding one vector to every
+        class's weights leaves the softmax unchanged). ``alpha=0`` raises a
+        ValueError that says so, also when the estimator runs behind
+        :class:`SoftmaxClassifier` (``solver='bound'``); 1e-4 is
+        ``LogisticRegression(C=1)`` at 10,000 rows, ``1 / n_samples`` is
+        ``C=1`` at any size.
     eta0 : float or 'auto', default='auto'
         Step size eta of ``theta -= eta * phi``. With
-        ``update='surrogate'`` eta = 1 moves theta to the minimiser of the
-        accumulated bounds; with ``update='paper'`` the paper's choice is
+        ``variant='surrogate'`` eta = 1 moves theta to the minimiser of the
+        accumulated bounds; with ``variant='paper'`` the paper's choice is
         ``1 / n_samples`` (its eta = 1/t). 'auto' takes these two values
         (n_samples: the rows of the fit, or seen so far by
         ``partial_fit``), and ``30 / n_samples`` for the paper's update at
@@ -145,9 +152,12 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         few tens over n_samples was best on digits and Bibtex); the value
         used is ``eta0_``.
     batch_size : int, default=1
-        Rows whose bounds are accumulated between two steps of theta (the
-        paper's m; it always uses m = 1).
-    update : {'auto', 'surrogate', 'paper'}, default='auto'
+        Rows per update step: the rows whose bounds are accumulated between
+        two steps of theta (the paper's m; it always uses m = 1; no
+        automatic choice).
+    variant : {'auto', 'surrogate', 'paper'}, default='auto'
+        The update of theta (the package's name for the switch between
+        published variants of a method, see :ref:`shared_parameters`).
         'auto': 'surrogate' at full rank, 'paper' at low rank (where the
         surrogate's loose diagonal bounds barely move theta: on
         ``make_softmax_classification(2500, 200, 50, density=0.05)``, rank
@@ -173,14 +183,16 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         Exponent of the 'invscaling' schedule.
     fit_intercept : bool, default=True
         Learn unpenalised class intercepts. Their curvature in M starts at
-        ``alpha`` as well; with ``update='surrogate'`` that start is a
+        ``alpha`` as well; with ``variant='surrogate'`` that start is a
         proximal term ``alpha/2 ||b - b_current||^2`` that follows b, so it
         does not bias the intercepts.
-    max_iter : int, default=10
-        Epochs over the training data in ``fit``.
+    max_iter : int, default=100
+        Most epochs (passes over the training rows) of ``fit``.
     tol : float or None, default=1e-4
-        Stop when the training objective (``loss_curve_``) has not improved
-        by ``tol`` for ``n_iter_no_change`` epochs. None: run ``max_iter``.
+        ``fit`` stops when the monitored loss (the validation log-loss with
+        ``early_stopping``, else the training objective recorded in
+        ``loss_curve_``) has not improved by ``tol`` for
+        ``n_iter_no_change`` epochs in a row. None: run ``max_iter`` epochs.
     shuffle : bool, default=True
         Visit rows in a new random order each epoch.
     random_state : int, RandomState instance or None, default=None
@@ -191,12 +203,19 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         Print the form chosen with its estimated memory and time per
         epoch, then one line per epoch.
     early_stopping : bool, default=False
-        Hold out a stratified ``validation_fraction`` of the rows and stop on
-        their exact log-loss.
+        Hold out a stratified ``validation_fraction`` of the rows, score
+        their exact log-loss after every epoch and stop on it (``tol``,
+        ``n_iter_no_change``); the model is the last epoch's, fitted on
+        the other rows: ``SGDClassifier``'s meaning, and its default. Off
+        by default because the exact score costs O(n_classes) per held-out
+        row and epoch, more than a sampled epoch at many classes, and a
+        class with a single row cannot be held out (see
+        :ref:`shared_parameters`).
     validation_fraction : float, default=0.1
-        Share of rows held out by ``early_stopping``.
-    n_iter_no_change : int, default=5
-        Epochs without improvement before stopping.
+        Share of the rows held out by ``early_stopping``.
+    n_iter_no_change : int, default=3
+        Epochs in a row without an improvement by ``tol`` before ``fit``
+        stops.
 
     n_jobs : int, default=None
         Threads of the exact evaluation (``predict``, ``predict_proba``,
@@ -245,7 +264,7 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
     penalty keeps its weight; the re-weighting costs two d x d inversions
     per epoch.
 
-    The printed Alg. 2 (``update='paper'``, eta = 1/t) adds up, over one
+    The printed Alg. 2 (``variant='paper'``, eta = 1/t) adds up, over one
     pass, to about one batch majorization step (Eq. 2) from where the pass
     began, and its mu keeps every past gradient; the default anchors each
     bound at its own theta~ (the Sigma_i theta~_i term the printed update
@@ -289,25 +308,26 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
             StrOptions({"auto"}),
         ],
         "n_directions": [Interval(Integral, 1, None, closed="left")],
-        "alpha": [Interval(Real, 0, None, closed="neither")],
+        # 0 is refused by _check_alpha, with the reason and what to set
+        "alpha": [Interval(Real, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "update": [StrOptions({"auto", "surrogate", "paper"})],
+        "variant": [StrOptions({"auto", "surrogate", "paper"})],
     }
 
     def __init__(
         self,
-        rank="auto",
         *,
+        rank="auto",
         n_directions=1,
         alpha=1e-4,
         eta0="auto",
         batch_size=1,
-        update="auto",
+        variant="auto",
         learning_rate="constant",
         decay=0.9,
         power_t=0.5,
         fit_intercept=True,
-        max_iter=10,
+        max_iter=100,
         tol=1e-4,
         shuffle=True,
         random_state=None,
@@ -315,7 +335,7 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         verbose=0,
         early_stopping=False,
         validation_fraction=0.1,
-        n_iter_no_change=5,
+        n_iter_no_change=3,
         n_jobs=None,
     ):
         self.rank = rank
@@ -323,7 +343,7 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         self.alpha = alpha
         self.eta0 = eta0
         self.batch_size = batch_size
-        self.update = update
+        self.variant = variant
         self.learning_rate = learning_rate
         self.decay = decay
         self.power_t = power_t
@@ -350,13 +370,30 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
 
     def _update(self):
         """The update used: 'auto' is 'surrogate' at full rank, else
-        'paper' (see update)."""
-        if self.update != "auto":
-            return self.update
+        'paper' (see variant)."""
+        if self.variant != "auto":
+            return self.variant
         return "surrogate" if self.rank_ is None else "paper"
+
+    def _check_alpha(self):
+        """alpha > 0 (see alpha): checked here as well as by the parameter
+        constraints, which SoftmaxClassifier skips for its solvers."""
+        if not self.alpha > 0:
+            raise ValueError(
+                f"StochasticBoundClassifier needs alpha > 0 (got alpha="
+                f"{self.alpha!r}): its curvature matrix starts as I / alpha, "
+                "and without a penalty the softmax's curvature is singular. "
+                "Set alpha, e.g. alpha=1e-4 (StochasticBoundClassifier's "
+                "default) or 1 / n_samples (LogisticRegression's C=1)."
+            )
+
+    def _check_dataset(self, dataset):
+        self._check_alpha()
+        super()._check_dataset(dataset)
 
     def _plan(self, n_samples, n_features):
         """Set ``rank_`` from ``rank`` and the estimated cost (see rank)."""
+        self._check_alpha()
         n_classes = self.classes_.shape[0]
         d = n_classes * (n_features + int(self.fit_intercept))
         need, seconds = full_rank_cost(n_samples, n_classes, d)
@@ -407,7 +444,7 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
             print(
                 f"StochasticBoundClassifier: d = {d:,} parameters, {form} "
                 f"{seconds_used:,.3g} s per epoch of {n_samples:,} rows, "
-                f"update='{self._update()}'"
+                f"variant='{self._update()}'"
             )
 
     def _init_state(self, n_features, dtype):
@@ -529,7 +566,7 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
 
     def _divergence_hint(self):
         if self._update() == "paper":
-            return ", or use update='surrogate'"
+            return ", or use variant='surrogate'"
         return ""
 
     def _auto_eta0(self, curvature):

@@ -41,8 +41,9 @@ class SampledSoftmaxClassifier(
         the true and the sampled classes of ``s_k - log Q_k``; with the
         uniform sampler every ``Q_k = m / K`` and the correction cancels.
     batch_size : int, default=100
-        Rows n per step (the paper's n = 100); the step follows the mean of
-        their gradients, all taken at the minibatch's starting weights.
+        Rows per update step (the paper's n = 100; no automatic choice):
+        the step follows the mean of their gradients, all taken at the
+        minibatch's starting weights.
     n_sampled_classes : int, default=5
         Classes m drawn per minibatch (the paper's m = 5). With the uniform
         sampler (distinct classes) at most the number of classes: a larger
@@ -179,10 +180,10 @@ n_features_in_, feature_names_in_, validation_loss_
 
     def __init__(
         self,
+        *,
         loss="ove",
         batch_size=100,
         n_sampled_classes=5,
-        *,
         sampler="uniform",
         sampler_power=1.0,
         eta0="auto",
@@ -191,15 +192,15 @@ n_features_in_, feature_names_in_, validation_loss_
         power_t=0.5,
         alpha=0.0,
         fit_intercept=True,
-        max_iter=50,
-        tol=1e-3,
+        max_iter=100,
+        tol=1e-4,
         shuffle=True,
         random_state=None,
         warm_start=False,
         verbose=0,
         early_stopping=False,
         validation_fraction=0.1,
-        n_iter_no_change=5,
+        n_iter_no_change=3,
         average=False,
         n_jobs=None,
     ):

@@ -10,9 +10,8 @@ from ._scent_fast import scent_epoch32, scent_epoch64
 from ._sgd_schedule import SCHEDULES
 
 _STATUS_OVERFLOW, _STATUS_NONFINITE = 1, 2
-# codes of the kernel's `mode` (NU_SCENT, NU_SOX, NU_SGD, LOSS_BSGD)
-_MODES = {"scent": 0, "sox": 1, "sgd": 2}
-_BSGD = 3
+# variant -> the kernel's `mode` (NU_SCENT, NU_SOX, NU_SGD, LOSS_BSGD)
+_MODES = {"scent": 0, "sox": 1, "sgd": 2, "bsgd": 3}
 
 
 class SCENTClassifier(BaseSoftmaxClassifier):
@@ -38,11 +37,17 @@ class SCENTClassifier(BaseSoftmaxClassifier):
     Parameters
     ----------
     batch_size : int, default=128
-        Rows per minibatch (B in Algorithm 26); the last minibatch of an
-        epoch may be smaller.
-    nu_update : {'scent', 'sox', 'sgd'}, default='sox'
-        How ``nu_i`` moves (ignored with ``loss='bsgd'``). With g_i the
-        row's sampled estimate of the inner mean (below):
+        Rows per update step (B in Algorithm 26; no automatic choice); the
+        last minibatch of an epoch may be smaller. With
+        ``negatives='uniform'`` it is also the number of classes drawn
+        per minibatch.
+    variant : {'sox', 'scent', 'sgd', 'bsgd'}, default='sox'
+        Which of the text's algorithms runs (the package's name for the
+        switch between published variants of a method, see
+        :ref:`shared_parameters`). 'scent', 'sox' and 'sgd' optimise the
+        min-min objective above and differ in how ``nu_i`` moves; 'bsgd'
+        is the text's BSGD comparator, without ``nu``. With g_i the row's
+        sampled estimate of the inner mean (``negatives``):
         'scent' is Lemma 5.26's closed form
         ``nu_i <- nu_i + log(1 + a g_i) - log(1 + a exp(nu_i))``, the exact
         minimiser of ``g_i exp(-nu) + nu + D(nu, nu_i) / a`` with the
@@ -54,6 +59,14 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         which can overflow and is reported as divergence when it does.
         All are computed in log space (log-sum-exp shifted by the largest
         R_ij), never forming an exponential that can overflow.
+        'bsgd' minimises the in-batch softmax cross-entropy,
+        ``log(1 + c_i mean_{j in N_i} exp(R_ij))``, with ``c_i = |N_i|``
+        (in-batch: each negative counted once) or K - 1 (uniform);
+        with 'in_batch_weighted' c_i mean_{j in N_i} exp(R_ij) becomes the
+        weighted estimate of sum_{j != y_i} exp(R_ij) (``negatives``). The
+        text writes BSGD's denominator without the true class, which is
+        unbounded below; here the true class is in it, as in
+        cross-entropy.
         'sox' is the default because its step is relative: 'scent' moves
         ``nu_i`` by about ``a (g_i - exp(nu_i))`` once ``a g_i`` and
         ``a exp(nu_i)`` are small, and exp(nu_i), a mean of exp(R_ij),
@@ -67,7 +80,8 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         with a 2.6x smaller eta0) and reached 3.12 on Bibtex; 'sox'
         reached 5.90, 8.41 and 2.90.
     alpha_nu : float, default=1.0
-        SCENT's alpha, SOX's gamma or SGD's step for ``nu`` (constant).
+        SCENT's alpha, SOX's gamma or SGD's step for ``nu`` (constant;
+        not used by 'bsgd').
     momentum : float in (0, 1], default=0.1
         beta of Algorithm 26: ``V <- (1 - beta) V + beta Z`` on the
         minibatch's classes, then ``W <- W - eta V`` on them. 1.0 turns
@@ -80,17 +94,6 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         their move along V are kept as two numbers per class and written
         out every few dozen steps of the class and at the end of each
         epoch), so sparse rows cost O(nnz) per class, not O(n_features).
-    loss : {'minmin', 'bsgd'}, default='minmin'
-        'minmin': the min-min objective above with ``nu`` (SCENT, SOX,
-        SGD). 'bsgd': the text's BSGD comparator, the in-batch softmax
-        cross-entropy without ``nu``,
-        ``log(1 + c_i mean_{j in N_i} exp(R_ij))``, with ``c_i = |N_i|``
-        (in-batch: each negative counted once) or K - 1 (uniform);
-        with 'in_batch_weighted' c_i mean_{j in N_i} exp(R_ij) becomes the
-        weighted estimate of sum_{j != y_i} exp(R_ij) (``negatives``). The
-        text writes BSGD's denominator without the true class, which is
-        unbounded below; here the true class is in it, as in
-        cross-entropy.
     negatives : {'in_batch', 'in_batch_weighted', 'uniform'}, \
             default='in_batch_weighted'
         The negatives N_i of row i. 'in_batch' (the text's choice): the
@@ -194,13 +197,13 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         not shrunk.
     fit_intercept : bool, default=True
         Learn unpenalised class intercepts (with their own momentum).
-    max_iter : int, default=50
-        Epochs over the training data in ``fit``.
-    tol : float or None, default=1e-3
-        Stop when the monitored loss (the running estimate of the
-        objective, or the validation log-loss with ``early_stopping``) has
-        not improved by ``tol`` for ``n_iter_no_change`` epochs. None: run
-        ``max_iter``.
+    max_iter : int, default=100
+        Most epochs (passes over the training rows) of ``fit``.
+    tol : float or None, default=1e-4
+        ``fit`` stops when the monitored loss (the validation log-loss with
+        ``early_stopping``, else the training objective recorded in
+        ``loss_curve_``) has not improved by ``tol`` for
+        ``n_iter_no_change`` epochs in a row. None: run ``max_iter`` epochs.
     shuffle : bool, default=True
         Visit rows in a new random order each epoch (new minibatches).
     random_state : int, RandomState instance or None, default=None
@@ -212,12 +215,19 @@ class SCENTClassifier(BaseSoftmaxClassifier):
     verbose : int, default=0
         Print one line per epoch.
     early_stopping : bool, default=False
-        Hold out a stratified ``validation_fraction`` of the rows and stop on
-        their exact log-loss.
+        Hold out a stratified ``validation_fraction`` of the rows, score
+        their exact log-loss after every epoch and stop on it (``tol``,
+        ``n_iter_no_change``); the model is the last epoch's, fitted on
+        the other rows: ``SGDClassifier``'s meaning, and its default. Off
+        by default because the exact score costs O(n_classes) per held-out
+        row and epoch, more than a sampled epoch at many classes, and a
+        class with a single row cannot be held out (see
+        :ref:`shared_parameters`).
     validation_fraction : float, default=0.1
-        Share of rows held out by ``early_stopping``.
-    n_iter_no_change : int, default=5
-        Epochs without improvement before stopping.
+        Share of the rows held out by ``early_stopping``.
+    n_iter_no_change : int, default=3
+        Epochs in a row without an improvement by ``tol`` before ``fit``
+        stops.
 
     n_jobs : int, default=None
         Threads of the training epochs and of the exact evaluation
@@ -247,10 +257,10 @@ class SCENTClassifier(BaseSoftmaxClassifier):
     loss_curve_ : list of float
         Per epoch, the weighted mean over the rows that had negatives of
         their sampled loss at the visited state, plus the penalty: for
-        'minmin' ``g_i exp(-nu_i) + nu_i - 1`` (plus log K with uniform
-        negatives, an upper estimate of the log-loss; with in-batch
-        negatives the proxy's value, not on the log-loss scale), for
-        'bsgd' the in-batch cross-entropy.
+        'sox', 'scent' and 'sgd' ``g_i exp(-nu_i) + nu_i - 1`` (plus log K
+        with uniform negatives, an upper estimate of the log-loss; with
+        in-batch negatives the proxy's value, not on the log-loss scale),
+        for 'bsgd' the in-batch cross-entropy.
     validation_loss_ : list of float
         Exact validation log-loss per epoch (``early_stopping`` only).
     n_features_in_ : int
@@ -300,10 +310,9 @@ class SCENTClassifier(BaseSoftmaxClassifier):
     _parameter_constraints: dict = {
         **BaseSoftmaxClassifier._parameter_constraints,
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "nu_update": [StrOptions(set(_MODES))],
+        "variant": [StrOptions(set(_MODES))],
         "alpha_nu": [Interval(Real, 0, None, closed="neither")],
         "momentum": [Interval(Real, 0, 1, closed="right")],
-        "loss": [StrOptions({"minmin", "bsgd"})],
         "negatives": [
             StrOptions({"in_batch", "in_batch_weighted", "uniform"})
         ],
@@ -311,12 +320,11 @@ class SCENTClassifier(BaseSoftmaxClassifier):
 
     def __init__(
         self,
-        batch_size=128,
         *,
-        nu_update="sox",
+        batch_size=128,
+        variant="sox",
         alpha_nu=1.0,
         momentum=0.1,
-        loss="minmin",
         negatives="in_batch_weighted",
         eta0="auto",
         learning_rate="exponential",
@@ -324,22 +332,21 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         power_t=0.5,
         alpha=0.0,
         fit_intercept=True,
-        max_iter=50,
-        tol=1e-3,
+        max_iter=100,
+        tol=1e-4,
         shuffle=True,
         random_state=None,
         warm_start=False,
         verbose=0,
         early_stopping=False,
         validation_fraction=0.1,
-        n_iter_no_change=5,
+        n_iter_no_change=3,
         n_jobs=None,
     ):
         self.batch_size = batch_size
-        self.nu_update = nu_update
+        self.variant = variant
         self.alpha_nu = alpha_nu
         self.momentum = momentum
-        self.loss = loss
         self.negatives = negatives
         self.eta0 = eta0
         self.learning_rate = learning_rate
@@ -406,7 +413,7 @@ class SCENTClassifier(BaseSoftmaxClassifier):
             scent_epoch64 if self.coef_.dtype == np.float64 else scent_epoch32
         )
         V, Vb = self._momentum_buffers()
-        mode = _BSGD if self.loss == "bsgd" else _MODES[self.nu_update]
+        mode = _MODES[self.variant]
         status, obj_sum, weight_sum, t, row, value = kernel(
             dataset,
             weights,
@@ -484,9 +491,9 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         return getattr(self, "_warmup", 0)
 
     def _divergence_hint(self):
-        if self.loss == "minmin" and self.nu_update == "sgd":
+        if self.variant == "sgd":
             return (
-                ", or lower alpha_nu, or use the default nu_update='sox', "
+                ", or lower alpha_nu, or use the default variant='sox', "
                 "whose closed-form nu step cannot overflow"
             )
         return ""

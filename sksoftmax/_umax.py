@@ -43,13 +43,15 @@ class UMaxSoftmaxClassifier(
         U-max threshold; ``None`` turns the increase of ``u_i`` off, which is
         plain SGD on the double sum (the paper's "vanilla" baseline, known to
         overflow at large ``eta0``).
-    formulation : {'proposed', 'raman'}, default='proposed'
-        The double sum optimised: the paper's eq. 5 (variable u_i, the
-        row's log-normaliser relative to its true class), or Raman et al.'s
-        eq. 8 (variable u_bar_i = u_i + x_i.w_yi + b_yi), whose stochastic
-        gradients are larger; kept for the paper's Fig. 3 comparison. The
-        U-max rule, clipping and bounds act on u_i = u_bar_i - s_yi at the
-        current W in both.
+    variant : {'proposed', 'raman'}, default='proposed'
+        The published double sum optimised (the package's name for the
+        switch between published variants of a method, see
+        :ref:`shared_parameters`): 'proposed', the paper's eq. 5 (variable
+        u_i, the row's log-normaliser relative to its true class), or
+        'raman', Raman et al.'s eq. 8 (variable u_bar_i = u_i + x_i.w_yi +
+        b_yi), whose stochastic gradients are larger; kept for the paper's
+        Fig. 3 comparison. The U-max rule, clipping and bounds act on
+        u_i = u_bar_i - s_yi at the current W in both.
     sampler : {'uniform', 'frequency'}, default='uniform'
         How the classes are drawn. 'uniform': uniformly from the classes
         other than the row's (the paper's sampler). 'frequency': from all
@@ -159,12 +161,13 @@ class UMaxSoftmaxClassifier(
         row).
     fit_intercept : bool, default=True
         Learn unpenalised class intercepts.
-    max_iter : int, default=50
-        Epochs over the training data in ``fit``.
-    tol : float or None, default=1e-3
-        Stop when the monitored loss (the running objective estimate, or the
-        validation log-loss with ``early_stopping``) has not improved by
-        ``tol`` for ``n_iter_no_change`` epochs. None: run ``max_iter``.
+    max_iter : int, default=100
+        Most epochs (passes over the training rows) of ``fit``.
+    tol : float or None, default=1e-4
+        ``fit`` stops when the monitored loss (the validation log-loss with
+        ``early_stopping``, else the training objective recorded in
+        ``loss_curve_``) has not improved by ``tol`` for
+        ``n_iter_no_change`` epochs in a row. None: run ``max_iter`` epochs.
     shuffle : bool, default=True
         Visit rows in a new random order each epoch.
     random_state : int, RandomState instance or None, default=None
@@ -175,12 +178,19 @@ class UMaxSoftmaxClassifier(
     verbose : int, default=0
         Print one line per epoch.
     early_stopping : bool, default=False
-        Hold out a stratified ``validation_fraction`` of the rows and stop on
-        their exact log-loss.
+        Hold out a stratified ``validation_fraction`` of the rows, score
+        their exact log-loss after every epoch and stop on it (``tol``,
+        ``n_iter_no_change``); the model is the last epoch's, fitted on
+        the other rows: ``SGDClassifier``'s meaning, and its default. Off
+        by default because the exact score costs O(n_classes) per held-out
+        row and epoch, more than a sampled epoch at many classes, and a
+        class with a single row cannot be held out (see
+        :ref:`shared_parameters`).
     validation_fraction : float, default=0.1
-        Share of rows held out by ``early_stopping``.
-    n_iter_no_change : int, default=5
-        Epochs without improvement before stopping.
+        Share of the rows held out by ``early_stopping``.
+    n_iter_no_change : int, default=3
+        Epochs in a row without an improvement by ``tol`` before ``fit``
+        stops.
     average : bool or int, default=False
         Iterate (Polyak-Ruppert) averaging, as in scikit-learn's
         ``SGDClassifier``. True: ``coef_`` and ``intercept_`` are the mean
@@ -325,7 +335,7 @@ class UMaxSoftmaxClassifier(
         **BaseSoftmaxClassifier._parameter_constraints,
         "n_sampled_classes": [Interval(Integral, 1, None, closed="left")],
         "delta": [Interval(Real, 0, None, closed="neither"), None],
-        "formulation": [StrOptions({"proposed", "raman"})],
+        "variant": [StrOptions({"proposed", "raman"})],
         **SAMPLER_CONSTRAINTS,
         **AVERAGE_CONSTRAINTS,
         **ADAGRAD_CONSTRAINTS,
@@ -333,10 +343,10 @@ class UMaxSoftmaxClassifier(
 
     def __init__(
         self,
+        *,
         n_sampled_classes=5,
         delta=1.0,
-        *,
-        formulation="proposed",
+        variant="proposed",
         sampler="uniform",
         sampler_power=1.0,
         eta0="auto",
@@ -345,21 +355,21 @@ class UMaxSoftmaxClassifier(
         power_t=0.5,
         alpha=0.0,
         fit_intercept=True,
-        max_iter=50,
-        tol=1e-3,
+        max_iter=100,
+        tol=1e-4,
         shuffle=True,
         random_state=None,
         warm_start=False,
         verbose=0,
         early_stopping=False,
         validation_fraction=0.1,
-        n_iter_no_change=5,
+        n_iter_no_change=3,
         average=False,
         n_jobs=None,
     ):
         self.n_sampled_classes = n_sampled_classes
         self.delta = delta
-        self.formulation = formulation
+        self.variant = variant
         self.sampler = sampler
         self.sampler_power = sampler_power
         self.eta0 = eta0
@@ -411,7 +421,7 @@ class UMaxSoftmaxClassifier(
             self.n_sampled_classes,
             1.0 if self.delta is None else float(self.delta),
             self.delta is None,
-            self.formulation == "raman",
+            self.variant == "raman",
             first_visit,
             self._schedule().code,
             eta_epoch,

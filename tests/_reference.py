@@ -650,7 +650,7 @@ def ar_noise(model):
     )
 
 
-# The kernel stores the adaptive schedule's s as u = s / 0.9^(t - t_base),
+# The kernel stores the 'kucukelbir' schedule's s as u = s / 0.9^(t - t_base),
 # t_base = 512 floor(t / 512), -1 for "no gradient yet"; the reference keeps
 # the paper's s at the step it was last updated.
 AR_REBASE = 512
@@ -810,7 +810,7 @@ def ar_epoch_reference(
                 else:
                     W[k, f] -= step
             continue
-        if schedule != "adaptive":
+        if schedule != "kucukelbir":
             eta = eta0 / t**power_t if schedule == "invscaling" else eta_epoch
             W = (
                 max(0.0, 1 - eta * alpha * sum_s / nb) * W

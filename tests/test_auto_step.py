@@ -96,7 +96,7 @@ CLOSED_FORM = [
         lambda X, y: min(100, X.shape[0]) / _reference_parts(X, y)[0],
     ),
     (ARSoftmaxClassifier, {}, lambda X, y: 1.0),
-    # 'adaptive' for the noise models: two noise standard deviations over
+    # 'kucukelbir' for the noise models: two noise standard deviations over
     # the mean ||x||_1 + 1
     (ARProbitClassifier, {}, lambda X, y: 2.0 / _mean_l1(X)),
     (
@@ -111,14 +111,14 @@ CLOSED_FORM = [
     ),
     (
         StochasticBoundClassifier,
-        {"rank": 3, "update": "surrogate"},
+        {"rank": 3, "variant": "surrogate"},
         lambda X, y: 1.0,
     ),
-    # update='auto' at low rank: the paper's update at 30 / n
+    # variant='auto' at low rank: the paper's update at 30 / n
     (StochasticBoundClassifier, {"rank": 3}, lambda X, y: 30.0 / len(y)),
     (
         StochasticBoundClassifier,
-        {"rank": None, "update": "paper"},
+        {"rank": None, "variant": "paper"},
         lambda X, y: 1.0 / len(y),
     ),
 ]

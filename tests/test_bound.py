@@ -304,7 +304,7 @@ def test_paper_update_moves_downhill(problem):
     X, y = problem
     clf = StochasticBoundClassifier(
         alpha=0.02,
-        update="paper",
+        variant="paper",
         eta0=1.0 / len(y),
         max_iter=3,
         tol=None,
@@ -386,10 +386,10 @@ def test_rank_auto_keeps_full_rank_within_the_budget(problem):
     X, y = problem
     kw = dict(max_iter=2, tol=None, random_state=0)
     auto = StochasticBoundClassifier(**kw).fit(X, y)
-    full = StochasticBoundClassifier(rank=None, update="surrogate", **kw).fit(
+    full = StochasticBoundClassifier(rank=None, variant="surrogate", **kw).fit(
         X, y
     )
-    assert auto.rank == "auto" and auto.update == "auto"
+    assert auto.rank == "auto" and auto.variant == "auto"
     assert auto.rank_ is None and auto._update() == "surrogate"
     assert_array_equal(auto.coef_, full.coef_)
 
@@ -406,9 +406,9 @@ def test_rank_auto_goes_low_rank_beyond_the_budget(capsys):
     first = capsys.readouterr().out.splitlines()[0]
     assert "d = 20,100 parameters, rank 10" in first
     assert "s per epoch of 100 rows" in first
-    # an explicit update and eta0 are kept
+    # an explicit variant and eta0 are kept
     clf = StochasticBoundClassifier(
-        max_iter=1, tol=None, update="surrogate", random_state=0
+        max_iter=1, tol=None, variant="surrogate", random_state=0
     ).fit(X, y)
     assert clf.rank_ == 10 and clf._update() == "surrogate"
     assert clf.eta0_ == 1.0
@@ -440,10 +440,10 @@ def test_rejects_bad_parameters_and_reports_divergence(problem):
     X, y = problem
     with pytest.raises(ValueError, match="alpha"):
         StochasticBoundClassifier(alpha=0.0).fit(X, y)
-    with pytest.raises(ValueError, match="update"):
-        StochasticBoundClassifier(update="newton").fit(X, y)
+    with pytest.raises(ValueError, match="variant"):
+        StochasticBoundClassifier(variant="newton").fit(X, y)
     clf = StochasticBoundClassifier(
-        update="paper", eta0=1e300, max_iter=2, tol=None, random_state=0
+        variant="paper", eta0=1e300, max_iter=2, tol=None, random_state=0
     )
     with pytest.raises(DivergenceError, match="not finite"):
         clf.fit(X * 1e3, y)
@@ -641,7 +641,7 @@ def test_lowrank_fit_descends_with_the_papers_tuned_step(problem):
     clf = StochasticBoundClassifier(
         rank=2,
         alpha=0.02,
-        update="paper",
+        variant="paper",
         eta0=3.0 / len(y),
         max_iter=5,
         tol=None,

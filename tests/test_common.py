@@ -56,9 +56,9 @@ ESTIMATORS = [
         alpha=1e-3,
         random_state=0,
     ),
-    SCENTClassifier(nu_update="scent", random_state=0),
+    SCENTClassifier(variant="scent", random_state=0),
     SCENTClassifier(
-        loss="bsgd",
+        variant="bsgd",
         negatives="uniform",
         momentum=1.0,
         alpha=1e-3,
@@ -71,10 +71,10 @@ ESTIMATORS = [
     ARLogisticClassifier(random_state=0),
     StochasticBoundClassifier(random_state=0),
     StochasticBoundClassifier(
-        update="paper", eta0=0.01, fit_intercept=False, random_state=0
+        variant="paper", eta0=0.01, fit_intercept=False, random_state=0
     ),
     StochasticBoundClassifier(
-        rank=2, update="paper", eta0=0.05, random_state=0
+        rank=2, variant="paper", eta0=0.05, random_state=0
     ),
 ]
 

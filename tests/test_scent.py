@@ -433,7 +433,7 @@ def _assert_reaches_the_optimum(X, y, alpha, negatives):
     for mode in ("scent", "sox"):
         clf = _quiet(
             negatives=negatives,
-            nu_update=mode,
+            variant=mode,
             alpha=alpha,
             max_iter=60,
         ).fit(X, y)
@@ -450,7 +450,7 @@ def test_uniform_negatives_reach_the_optimum_in_batch_is_biased(problem):
     # another minimiser: documented, and visible on the exact objective
     biased = _quiet(negatives="in_batch", alpha=alpha, max_iter=60)
     assert biased.fit(X, y).objective(X, y) > 1.03 * ref
-    bsgd = _quiet(loss="bsgd", alpha=alpha, max_iter=60).fit(X, y)
+    bsgd = _quiet(variant="bsgd", alpha=alpha, max_iter=60).fit(X, y)
     assert ref <= bsgd.objective(X, y) < 1.1 * ref
 
 
@@ -560,7 +560,7 @@ def test_single_label_minibatches_contribute_nothing():
 
 
 @pytest.mark.parametrize(
-    "kw", [{}, {"negatives": "uniform", "loss": "bsgd", "alpha": 0.01}]
+    "kw", [{}, {"negatives": "uniform", "variant": "bsgd", "alpha": 0.01}]
 )
 def test_dense_csr_identical_reproducible_float32(problem, kw):
     X, y = problem
@@ -585,7 +585,7 @@ def test_partial_fit_once_equals_fit_one_epoch(problem):
 
 def test_sgd_nu_divergence_is_reported(problem):
     X, y = problem
-    clf = _quiet(nu_update="sgd", alpha_nu=100.0, eta0=0.5, max_iter=20)
+    clf = _quiet(variant="sgd", alpha_nu=100.0, eta0=0.5, max_iter=20)
     with pytest.raises(DivergenceError, match="lower eta0.*alpha_nu"):
         clf.fit(X, y)
     assert not hasattr(clf, "coef_")
@@ -600,11 +600,11 @@ def test_sgd_nu_divergence_is_reported(problem):
     "param,value",
     [
         ("batch_size", 0),
-        ("nu_update", "adam"),
+        ("variant", "adam"),
+        ("variant", "minmin"),
         ("alpha_nu", 0.0),
         ("momentum", 0.0),
         ("momentum", 1.5),
-        ("loss", "hinge"),
         ("negatives", "all"),
     ],
 )

@@ -393,8 +393,8 @@ def test_threaded_runaway_step_is_reported(problem, cls):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize(
     "params",
-    [{}, {"alpha": 1e-3}, {"learning_rate": "adaptive"}],
-    ids=["default", "alpha", "adaptive"],
+    [{}, {"alpha": 1e-3}, {"learning_rate": "kucukelbir"}],
+    ids=["default", "alpha", "kucukelbir"],
 )
 def test_ar_threads_give_the_one_thread_model(cls, fmt, dtype, params):
     # the local steps run on the threads from pre-drawn noise and every sum
@@ -423,7 +423,7 @@ def test_ar_threads_give_the_one_thread_model(cls, fmt, dtype, params):
         {},
         {"negatives": "uniform"},
         {"momentum": 1.0},
-        {"loss": "bsgd", "alpha": 1e-3},
+        {"variant": "bsgd", "alpha": 1e-3},
     ],
     ids=["default", "uniform", "no-momentum", "bsgd"],
 )

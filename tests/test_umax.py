@@ -460,7 +460,7 @@ def test_alpha_projection_keeps_the_bounds(problem):
 
 def test_raman_formulation_fits_and_stores_u_bar(problem):
     X, y = problem
-    clf = _quiet(formulation="raman", eta0=0.03, max_iter=30).fit(X, y)
+    clf = _quiet(variant="raman", eta0=0.03, max_iter=30).fit(X, y)
     assert clf.log_loss(X, y) < 0.75 * np.log(4)  # best reachable: ~0.98
     # u_bar_i = u_i + s_yi with u_i >= 0: above the true-class score
     # it was last compared with (up to the steps taken since)

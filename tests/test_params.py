@@ -1,0 +1,253 @@
+"""One set of parameter names and defaults (issue 32, item 4).
+
+The shared parameters have the same name, default and meaning on all nine
+estimators, every constructor is keyword-only, and the renaming changed
+names and defaults only: the old settings, written with the new names,
+give bitwise the models fitted before (``data/params_main.npz``, recorded
+at 507fb7f by ``data/record_params_main.py``).
+"""
+
+import inspect
+import os
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+import sksoftmax
+from sksoftmax import SoftmaxClassifier, StochasticBoundClassifier
+
+from _estimators import ALL_ESTIMATORS, four_class_problem
+
+EXPERTS = [est for est in ALL_ESTIMATORS if est is not SoftmaxClassifier]
+
+# name -> the default on every estimator (SoftmaxClassifier's)
+SHARED_DEFAULTS = {
+    "alpha": 0.0,
+    "max_iter": 100,
+    "tol": 1e-4,
+    "validation_fraction": 0.1,
+    "n_iter_no_change": 3,
+    "early_stopping": False,
+    "fit_intercept": True,
+    "shuffle": True,
+    "random_state": None,
+    "warm_start": False,
+    "verbose": 0,
+    "n_jobs": None,
+    "eta0": "auto",
+}
+
+# (estimator, parameter) -> (its default, why it differs; the user guide's
+# "Parameters shared by every estimator" says the same)
+EXCEPTIONS = {
+    ("SoftmaxClassifier", "early_stopping"): (
+        True,
+        "the front door's held-out stopping also undoes worse epochs, "
+        "halves the step and refits on every row, at most 10,000 held-out "
+        "rows; the experts' is SGDClassifier's (stop on a stratified split)",
+    ),
+    ("StochasticBoundClassifier", "alpha"): (
+        1e-4,
+        "the bound needs a penalty: M starts as I / alpha",
+    ),
+}
+
+
+@pytest.mark.parametrize("Est", ALL_ESTIMATORS, ids=lambda e: e.__name__)
+def test_shared_parameters_have_one_default(Est):
+    params = inspect.signature(Est.__init__).parameters
+    for name, default in SHARED_DEFAULTS.items():
+        assert name in params, (Est.__name__, name)
+        expected, _ = EXCEPTIONS.get((Est.__name__, name), (default, None))
+        assert params[name].default == expected, (Est.__name__, name)
+
+
+def test_shared_defaults_are_the_front_doors():
+    """The table above is SoftmaxClassifier's defaults (up to its one
+    documented exception), so that the experts follow the front door."""
+    front = SoftmaxClassifier().get_params()
+    for name, default in SHARED_DEFAULTS.items():
+        expected, _ = EXCEPTIONS.get(
+            ("SoftmaxClassifier", name), (default, None)
+        )
+        assert front[name] == expected, name
+
+
+@pytest.mark.parametrize("Est", ALL_ESTIMATORS, ids=lambda e: e.__name__)
+def test_constructors_are_keyword_only(Est):
+    params = list(inspect.signature(Est.__init__).parameters.values())[1:]
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params)
+    with pytest.raises(TypeError):
+        Est(5)
+
+
+@pytest.mark.parametrize("Est", EXPERTS, ids=lambda e: e.__name__)
+def test_no_old_names(Est):
+    """The variant switch is ``variant`` wherever a class has one; no
+    learning rate is called 'adaptive' (scikit-learn's 'adaptive' divides
+    the step by 5 on a plateau, which none of these does)."""
+    params = Est().get_params()
+    for old in ("formulation", "nu_update", "local_step", "update"):
+        assert old not in params
+    if Est.__name__ != "SampledSoftmaxClassifier":
+        # ``loss`` names a loss function there only
+        assert "loss" not in params
+    options = Est._parameter_constraints["learning_rate"][0].options
+    assert "adaptive" not in options
+    assert {"constant", "invscaling"} <= options
+
+
+def test_kucukelbir_is_the_old_adaptive():
+    clf = sksoftmax.ARProbitClassifier()
+    assert clf._learning_rate() == "kucukelbir"
+    with pytest.raises(ValueError, match="learning_rate"):
+        sksoftmax.ARProbitClassifier(learning_rate="adaptive").fit(
+            *four_class_problem(60)
+        )
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0])
+def test_bound_without_penalty_says_what_to_set(alpha):
+    X, y = four_class_problem(60)
+    with pytest.raises(ValueError, match=r"alpha > 0.*alpha=1e-4"):
+        StochasticBoundClassifier(alpha=alpha).fit(X, y)
+    with pytest.raises(ValueError, match=r"alpha > 0.*alpha=1e-4"):
+        StochasticBoundClassifier(alpha=alpha).partial_fit(
+            X, y, classes=np.unique(y)
+        )
+    # behind the front door, whose validation skips its solvers'
+    with pytest.raises(ValueError, match=r"alpha > 0.*alpha=1e-4"):
+        SoftmaxClassifier(solver="bound", alpha=alpha).fit(X, y)
+
+
+# The cases of data/record_params_main.py, in the new names: the old
+# defaults (max_iter 50 / 100 / 10, tol 1e-3 / None / 1e-4,
+# n_iter_no_change 5) given explicitly, and the renamed parameters and
+# values: formulation -> variant (U-max), nu_update and loss -> variant
+# (SCENT; loss='bsgd' -> variant='bsgd' whatever nu_update),
+# local_step -> variant (A&R), learning_rate 'adaptive' -> 'kucukelbir'
+# (A&R), update -> variant (bound).
+_OLD_SGD = dict(max_iter=50, tol=1e-3, n_iter_no_change=5)
+_OLD_AR = dict(max_iter=100, tol=None, n_iter_no_change=5)
+_OLD_BOUND = dict(max_iter=10, tol=1e-4, n_iter_no_change=5)
+CASES = {
+    "umax_default": ("UMaxSoftmaxClassifier", dict(_OLD_SGD)),
+    "umax_raman": (
+        "UMaxSoftmaxClassifier",
+        dict(_OLD_SGD, variant="raman", max_iter=5),
+    ),
+    "umax_early": (
+        "UMaxSoftmaxClassifier",
+        dict(_OLD_SGD, early_stopping=True),
+    ),
+    "implicit_default": ("ImplicitSGDClassifier", dict(_OLD_SGD)),
+    "sampled_default": ("SampledSoftmaxClassifier", dict(_OLD_SGD)),
+    "sampled_nce": (
+        "SampledSoftmaxClassifier",
+        dict(_OLD_SGD, loss="nce", eta0=0.1, max_iter=5),
+    ),
+    "scent_default": ("SCENTClassifier", dict(_OLD_SGD, batch_size=16)),
+    "scent_scent": (
+        "SCENTClassifier",
+        dict(_OLD_SGD, batch_size=16, variant="scent", max_iter=5),
+    ),
+    "scent_sgd": (
+        "SCENTClassifier",
+        dict(_OLD_SGD, batch_size=16, variant="sgd", alpha_nu=0.1, max_iter=5),
+    ),
+    "scent_bsgd": (
+        "SCENTClassifier",
+        dict(_OLD_SGD, batch_size=16, variant="bsgd", max_iter=5),
+    ),
+    "scent_bsgd_scent": (
+        "SCENTClassifier",
+        dict(_OLD_SGD, batch_size=16, variant="bsgd", max_iter=5),
+    ),
+    "scent_early": (
+        "SCENTClassifier",
+        dict(_OLD_SGD, batch_size=16, early_stopping=True),
+    ),
+    "ar_softmax_default": ("ARSoftmaxClassifier", dict(_OLD_AR)),
+    "ar_softmax_adaptive": (
+        "ARSoftmaxClassifier",
+        dict(_OLD_AR, learning_rate="kucukelbir", max_iter=5),
+    ),
+    "ar_probit_default": ("ARProbitClassifier", dict(_OLD_AR, max_iter=10)),
+    "ar_probit_paper": (
+        "ARProbitClassifier",
+        dict(_OLD_AR, variant="paper", max_iter=5),
+    ),
+    "ar_logistic_adaptive": (
+        "ARLogisticClassifier",
+        dict(_OLD_AR, learning_rate="kucukelbir", max_iter=5),
+    ),
+    "ar_logistic_paper_tol": (
+        "ARLogisticClassifier",
+        dict(_OLD_AR, variant="paper", tol=1e-3, max_iter=8),
+    ),
+    "bound_default": ("StochasticBoundClassifier", dict(_OLD_BOUND)),
+    "bound_paper": (
+        "StochasticBoundClassifier",
+        dict(_OLD_BOUND, variant="paper", max_iter=3),
+    ),
+    "bound_surrogate_low_rank": (
+        "StochasticBoundClassifier",
+        dict(_OLD_BOUND, rank=3, variant="surrogate", max_iter=3),
+    ),
+    "bound_low_rank": (
+        "StochasticBoundClassifier",
+        dict(_OLD_BOUND, rank=3, max_iter=3),
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    path = os.path.join(os.path.dirname(__file__), "data", "params_main.npz")
+    with np.load(path) as data:
+        return {key: data[key] for key in data.files}
+
+
+def test_every_recorded_case_is_checked(recorded):
+    cases = {key.split("/")[0] for key in recorded}
+    assert cases == set(CASES)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_old_settings_give_the_old_model_bitwise(case, recorded):
+    name, kwargs = CASES[case]
+    X, y = four_class_problem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = getattr(sksoftmax, name)(random_state=0, n_jobs=1, **kwargs)
+        clf.fit(X, y)
+    assert clf.n_iter_ == int(recorded[case + "/n_iter"])
+    assert clf.coef_.dtype == recorded[case + "/coef"].dtype
+    assert clf.coef_.tobytes() == recorded[case + "/coef"].tobytes()
+    assert clf.intercept_.tobytes() == recorded[case + "/intercept"].tobytes()
+
+
+def test_docstrings_state_the_shared_defaults():
+    """Each expert's docstring gives the shared defaults it has."""
+    for Est in EXPERTS:
+        doc = Est.__doc__
+        params = Est().get_params()
+        for name in (
+            "alpha",
+            "max_iter",
+            "tol",
+            "early_stopping",
+            "validation_fraction",
+            "n_iter_no_change",
+        ):
+            match = re.search(
+                rf"^    {name} : [^\n]*default=([^\n,]+)$", doc, re.M
+            )
+            if match is None:
+                # "As in UMaxSoftmaxClassifier" (one entry for several)
+                continue
+            assert match.group(1) == repr(params[name]).replace(
+                "0.0001", "1e-4"
+            ), (Est.__name__, name, match.group(1))
