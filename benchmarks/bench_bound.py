@@ -121,7 +121,7 @@ def digits_table(alphas, target_alpha, seeds=3, scaling="x16"):
             clf = StochasticBoundClassifier(
                 rank=None,
                 alpha=alpha,
-                update="paper",
+                variant="paper",
                 eta0=1.0 / n,
                 max_iter=1,
                 tol=None,
@@ -280,7 +280,7 @@ def bibtex(alpha, budget):
             for _ in range(2):
                 clf = StochasticBoundClassifier(
                     rank=k,
-                    update="paper",
+                    variant="paper",
                     eta0=30.0 / n,
                     alpha=alpha,
                     random_state=0,
@@ -325,7 +325,7 @@ def bibtex(alpha, budget):
     rows_out = []
     for k in ranks:
         clf = StochasticBoundClassifier(
-            rank=k, update="paper", eta0=30.0 / n, alpha=alpha, random_state=0
+            rank=k, variant="paper", eta0=30.0 / n, alpha=alpha, random_state=0
         )
         obj, rows = budget_fit(clf, X, y, budget, chunk=100)
         rows_out.append((f"SBM rank={k} (Alg. 2, eta=30/t)", obj, rows))
@@ -377,7 +377,7 @@ def auto_rank_run():
     clf = StochasticBoundClassifier(random_state=0, verbose=1).fit(X, y)
     seconds = time.process_time() - start
     print(
-        f"rank='auto': rank_={clf.rank_}, update {clf._update()!r}, "
+        f"rank='auto': rank_={clf.rank_}, variant {clf._update()!r}, "
         f"eta0_={clf.eta0_:.3g}, {clf.n_iter_} epochs in {seconds:.1f} CPU "
         f"s; test log-loss {clf.log_loss(Xt, yt):.4f} (class prior "
         f"{-np.mean(np.log(np.maximum(prior[yt], 1e-12))):.4f})"

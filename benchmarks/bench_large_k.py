@@ -63,16 +63,16 @@ Methods (``--methods``)
   with their defaults, only ``random_state=0, tol=None, max_iter=1,
   warm_start=True`` set, and (b) for each eta0 of ``--eta0-grid`` (default
   1e-4 ... 1e2, 7 points; for ARSoftmax, whose default learning_rate is
-  'adaptive', eta0 is rho_0). The defaults are evaluated after every
-  epoch; a grid run only after the epochs of ``--grid-eval-epochs`` (1, 2,
-  5) and its last (only its last enters the comparison). With
-  ``max_iter=1`` and ``warm_start=True`` one ``fit`` call is one epoch
-  and the model is evaluated between epochs.
+  the per-coordinate 'adagrad', eta0 is rho_0). The defaults are evaluated
+  after every epoch; a grid run only after the epochs of
+  ``--grid-eval-epochs`` (1, 2, 5) and its last (only its last enters the
+  comparison). With ``max_iter=1`` and ``warm_start=True`` one ``fit``
+  call is one epoch and the model is evaluated between epochs.
   Consecutive warm fits on the same rows carry over coef_, intercept_, the
   random generator, the rows seen ``t_`` (the schedules' clock), the epoch
   count of the 'exponential' schedule and the per-row state (U-max's and
   Implicit's u, SCENT's nu and momentum, A&R's local parameters, step count
-  and adaptive-schedule state): ``sksoftmax/_base.py`` resets none of them
+  and per-coordinate step state): ``sksoftmax/_base.py`` resets none of them
   on a warm fit, and eta0='auto' (the defaults) resolves to the same
   ``eta0_`` on the same rows (it is in the JSON). One difference remains:
   each ``fit`` call starts the row order from 0..n-1 before shuffling it,

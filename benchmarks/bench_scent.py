@@ -56,15 +56,15 @@ METHODS = {
         [2.0, 8.0, 32.0, 128.0],
     )
     for name, kw in [
-        ("SCENT (in-batch)", dict(nu_update="scent", negatives="in_batch")),
-        ("SCENT (uniform)", dict(nu_update="scent", negatives="uniform")),
-        ("SOX", dict(nu_update="sox", negatives="in_batch")),
+        ("SCENT (in-batch)", dict(variant="scent", negatives="in_batch")),
+        ("SCENT (uniform)", dict(variant="scent", negatives="uniform")),
+        ("SOX", dict(variant="sox", negatives="in_batch")),
         (
             "SOX (weighted in-batch)",
-            dict(nu_update="sox", negatives="in_batch_weighted"),
+            dict(variant="sox", negatives="in_batch_weighted"),
         ),
-        ("SGD on nu", dict(nu_update="sgd", negatives="in_batch")),
-        ("BSGD", dict(loss="bsgd", negatives="in_batch")),
+        ("SGD on nu", dict(variant="sgd", negatives="in_batch")),
+        ("BSGD", dict(variant="bsgd", negatives="in_batch")),
     ]
 }
 METHODS.update(

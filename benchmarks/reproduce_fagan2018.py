@@ -73,15 +73,21 @@ RESULTS = Path(__file__).parent / "results"
 
 COMMON = dict(max_iter=EPOCHS, tol=None, random_state=SEED)
 METHODS = {
-    "OVE": lambda eta0: SampledSoftmaxClassifier("ove", eta0=eta0, **COMMON),
-    "NCE": lambda eta0: SampledSoftmaxClassifier("nce", eta0=eta0, **COMMON),
+    "OVE": lambda eta0: SampledSoftmaxClassifier(
+        loss="ove", eta0=eta0, **COMMON
+    ),
+    "NCE": lambda eta0: SampledSoftmaxClassifier(
+        loss="nce", eta0=eta0, **COMMON
+    ),
     "IS": lambda eta0: SampledSoftmaxClassifier(
-        "importance", eta0=eta0, **COMMON
+        loss="importance", eta0=eta0, **COMMON
     ),
     "Vanilla": lambda eta0: UMaxSoftmaxClassifier(
-        5, delta=None, eta0=eta0, **COMMON
+        n_sampled_classes=5, delta=None, eta0=eta0, **COMMON
     ),
-    "U-max": lambda eta0: UMaxSoftmaxClassifier(5, eta0=eta0, **COMMON),
+    "U-max": lambda eta0: UMaxSoftmaxClassifier(
+        n_sampled_classes=5, eta0=eta0, **COMMON
+    ),
     "Implicit": lambda eta0: ImplicitSGDClassifier(eta0=eta0, **COMMON),
 }
 
@@ -317,7 +323,7 @@ def main():
         f: [
             final_loss(
                 lambda e, f=f: UMaxSoftmaxClassifier(
-                    5, eta0=e, formulation=f, **COMMON
+                    n_sampled_classes=5, eta0=e, variant=f, **COMMON
                 ),
                 g,
                 X,
