@@ -84,7 +84,7 @@ docs_train, docs_test, y_train, y_test = train_test_split(
 # Two n-gram ranges times three L2 penalties, three stratified folds. The
 # estimator keeps its defaults otherwise; ``max_iter`` and ``tol`` are
 # the defaults too (up to 100 epochs, stopping when the epoch objective
-# has not improved by 1e-4 for 3 epochs).
+# has not improved by 1e-4 for 8 epochs).
 warnings.simplefilter("ignore", ConvergenceWarning)
 pipeline = make_pipeline(
     TfidfVectorizer(sublinear_tf=True, min_df=2),

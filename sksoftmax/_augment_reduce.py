@@ -164,7 +164,7 @@ _COMMON_PARAMS_DOC = """
         :ref:`shared_parameters`).
     validation_fraction : float, default=0.1
         Share of the rows held out by ``early_stopping``.
-    n_iter_no_change : int, default=3
+    n_iter_no_change : int, default=8
         Epochs in a row without an improvement by ``tol`` before ``fit``
         stops."""
 
@@ -253,7 +253,7 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
         verbose=0,
         early_stopping=False,
         validation_fraction=0.1,
-        n_iter_no_change=3,
+        n_iter_no_change=8,
         n_jobs=None,
     ):
         self.n_sampled_classes = n_sampled_classes

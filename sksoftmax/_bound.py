@@ -215,7 +215,7 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         :ref:`shared_parameters`).
     validation_fraction : float, default=0.1
         Share of the rows held out by ``early_stopping``.
-    n_iter_no_change : int, default=3
+    n_iter_no_change : int, default=8
         Epochs in a row without an improvement by ``tol`` before ``fit``
         stops.
 
@@ -337,7 +337,7 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         verbose=0,
         early_stopping=False,
         validation_fraction=0.1,
-        n_iter_no_change=3,
+        n_iter_no_change=8,
         n_jobs=None,
     ):
         self.rank = rank

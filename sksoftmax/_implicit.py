@@ -243,7 +243,7 @@ feature_names_in_
         verbose=0,
         early_stopping=False,
         validation_fraction=0.1,
-        n_iter_no_change=3,
+        n_iter_no_change=8,
         raise_u=True,
         average=False,
         n_jobs=None,

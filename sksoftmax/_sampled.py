@@ -200,7 +200,7 @@ n_features_in_, feature_names_in_, validation_loss_
         verbose=0,
         early_stopping=False,
         validation_fraction=0.1,
-        n_iter_no_change=3,
+        n_iter_no_change=8,
         average=False,
         n_jobs=None,
     ):

@@ -188,7 +188,7 @@ class UMaxSoftmaxClassifier(
         :ref:`shared_parameters`).
     validation_fraction : float, default=0.1
         Share of the rows held out by ``early_stopping``.
-    n_iter_no_change : int, default=3
+    n_iter_no_change : int, default=8
         Epochs in a row without an improvement by ``tol`` before ``fit``
         stops.
     average : bool or int, default=False
@@ -363,7 +363,7 @@ class UMaxSoftmaxClassifier(
         verbose=0,
         early_stopping=False,
         validation_fraction=0.1,
-        n_iter_no_change=3,
+        n_iter_no_change=8,
         average=False,
         n_jobs=None,
     ):

@@ -28,7 +28,7 @@ SHARED_DEFAULTS = {
     "max_iter": 100,
     "tol": 1e-4,
     "validation_fraction": 0.1,
-    "n_iter_no_change": 3,
+    "n_iter_no_change": 8,
     "early_stopping": False,
     "fit_intercept": True,
     "shuffle": True,
