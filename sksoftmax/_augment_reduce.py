@@ -158,10 +158,10 @@ _COMMON_PARAMS_DOC = """
         their exact log-loss after every epoch and stop on it (``tol``,
         ``n_iter_no_change``); the model is the last epoch's, fitted on
         the other rows: ``SGDClassifier``'s meaning, and its default. Off
-        by default because the exact score costs O(n_classes) per held-out
-        row and epoch, more than a sampled epoch at many classes, and a
-        class with a single row cannot be held out (see
-        :ref:`shared_parameters`).
+        by default: the exact score costs O(n_classes) per held-out row and
+        epoch, more than a sampled epoch at many classes, and the split
+        needs two rows of every class and as many held-out rows as classes
+        (see :ref:`shared_parameters`).
     validation_fraction : float, default=0.1
         Share of the rows held out by ``early_stopping``.
     n_iter_no_change : int, default=8
