@@ -14,16 +14,21 @@ from ._augment_reduce_fast import ar_epoch32, ar_epoch64
 from ._base import BaseSoftmaxClassifier
 from ._quadrature import noise_log_proba
 from ._sgd_schedule import SCHEDULES, Schedule
+from ._shared._codes import Schedule as Code
+from ._shared._codes import Status
 
-_STATUS_OVERFLOW, _STATUS_NONFINITE = 1, 2
 _MODELS = {"softmax": 0, "probit": 1, "logistic": 2}
 # The per-coordinate schedules are resolved inside the kernel; the
 # per-epoch value handed over is rho_0 itself. 'kucukelbir' is the paper's
-# (Kucukelbir et al. 2017; kernel code 3, SCHEDULE_ADAPTIVE).
+# (Kucukelbir et al. 2017; SCHEDULE_ADAPTIVE of _codes.pxd).
 _SCHEDULES = {
     **SCHEDULES,
-    "kucukelbir": Schedule(3, lambda eta0, decay, epoch: eta0),
-    "adagrad": Schedule(4, lambda eta0, decay, epoch: eta0),
+    "kucukelbir": Schedule(
+        int(Code.SCHEDULE_ADAPTIVE), lambda eta0, decay, epoch: eta0
+    ),
+    "adagrad": Schedule(
+        int(Code.SCHEDULE_ADAGRAD), lambda eta0, decay, epoch: eta0
+    ),
 }
 # the paper's Bibtex settings (Table 1): |B| = N / 10 up to 488, |S| = 20
 _AUTO_BATCH, _AUTO_BATCH_FRACTION, _AUTO_SAMPLED = 488, 0.1, 20
@@ -397,13 +402,13 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
             self._model != "softmax" and self.variant == "natural",
         )
         self._n_steps = n_steps
-        if status == _STATUS_OVERFLOW:
+        if status == Status.STATUS_OVERFLOW:
             self._raise_divergence(
                 "the exponent psi_k - psi_y - log eta would overflow",
                 row,
                 value,
             )
-        if status == _STATUS_NONFINITE:
+        if status == Status.STATUS_NONFINITE:
             self._raise_divergence(
                 "a score, a variational parameter or ||W|| is not finite",
                 row,

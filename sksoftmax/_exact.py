@@ -42,25 +42,24 @@ intercepts are merged.
 import numpy as np
 import scipy.sparse as sp
 
-from ._exact_fast import NONFINITE as _NONFINITE
-from ._exact_fast import OVERFLOW as _OVERFLOW
 from ._exact_fast import (
     exact_epoch32,
     exact_epoch64,
     exact_finalize32,
     exact_finalize64,
 )
+from ._shared._codes import Status
 from ._shared._dataset import make_dataset
 from .exceptions import DivergenceError
 
 # eps of the steps eta / sqrt(eps + G) (as learning_rate='adagrad')
 EPS = 1e-8
 
-# the kernel's status codes (_sgd_common.pxd, exported by the kernel)
+# the kernel's status codes (_codes.pxd)
 _WHAT = {
-    _OVERFLOW: "a row's log-loss exceeded 700 (its probability "
+    Status.STATUS_OVERFLOW: "a row's log-loss exceeded 700 (its probability "
     "underflowed)",
-    _NONFINITE: "a score or the log-sum-exp became inf or NaN",
+    Status.STATUS_NONFINITE: "a score or the log-sum-exp became inf or NaN",
 }
 
 

@@ -8,8 +8,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ._base import BaseSoftmaxClassifier
 from ._scent_fast import scent_epoch32, scent_epoch64
 from ._sgd_schedule import SCHEDULES
+from ._shared._codes import Status
 
-_STATUS_OVERFLOW, _STATUS_NONFINITE = 1, 2
 # variant -> the kernel's `mode` (NU_SCENT, NU_SOX, NU_SGD, LOSS_BSGD)
 _MODES = {"scent": 0, "sox": 1, "sgd": 2, "bsgd": 3}
 
@@ -441,11 +441,11 @@ class SCENTClassifier(BaseSoftmaxClassifier):
             self._log_inv_label_frequency(dataset, y_enc),
             self._training_threads(),
         )
-        if status == _STATUS_OVERFLOW:
+        if status == Status.STATUS_OVERFLOW:
             self._raise_divergence(
                 "an exponent R_ij - nu_i would overflow", row, value
             )
-        if status == _STATUS_NONFINITE:
+        if status == Status.STATUS_NONFINITE:
             self._raise_divergence(
                 "nu, a shifted logit or ||W|| is not finite", row, value
             )

@@ -1,19 +1,29 @@
 """Learning-rate schedules of the stochastic-gradient estimators.
 
-The integer codes match ``Schedule`` in ``_sgd_common.pxd``. Per-epoch
-schedules are resolved here; 'invscaling' changes every row, so the kernels
-recompute it from the row counter ``t``.
+The integer codes are ``Schedule`` of ``_shared/_codes.pxd``, read from
+its compiled module. Per-epoch schedules are resolved here; 'invscaling'
+changes every row, so the kernels recompute it from the row counter ``t``.
 """
 
 from collections import namedtuple
 
+from ._shared._codes import Schedule as _Code
+
 Schedule = namedtuple("Schedule", ["code", "eta_for_epoch"])
 
+
+def _fixed(eta0, decay, epoch):
+    return eta0
+
+
 SCHEDULES = {
-    "constant": Schedule(0, lambda eta0, decay, epoch: eta0),
+    "constant": Schedule(int(_Code.SCHEDULE_CONSTANT), _fixed),
     # Fagan & Iyengar (2018), Sec. 4.1: the rate drops by `decay` each epoch.
-    "exponential": Schedule(1, lambda eta0, decay, epoch: eta0 * decay**epoch),
-    "invscaling": Schedule(2, lambda eta0, decay, epoch: eta0),
+    "exponential": Schedule(
+        int(_Code.SCHEDULE_EXPONENTIAL),
+        lambda eta0, decay, epoch: eta0 * decay**epoch,
+    ),
+    "invscaling": Schedule(int(_Code.SCHEDULE_INVSCALING), _fixed),
 }
 
 # Per-feature steps (U-max and Implicit SGD only): the kernels take eta0 as
@@ -23,5 +33,6 @@ SCHEDULES = {
 ADAGRAD = "adagrad"
 PER_FEATURE_SCHEDULES = {
     **SCHEDULES,
-    ADAGRAD: Schedule(3, lambda eta0, decay, epoch: eta0),
+    ADAGRAD: Schedule(int(_Code.SCHEDULE_ADAGRAD), _fixed),
 }
+

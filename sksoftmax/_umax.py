@@ -9,9 +9,8 @@ from ._adagrad_state import ADAGRAD_CONSTRAINTS, AdaGradMixin
 from ._averaging import AVERAGE_CONSTRAINTS, AveragingMixin
 from ._base import BaseSoftmaxClassifier, DoubleSumSoftmaxClassifier
 from ._class_sampler import SAMPLER_CONSTRAINTS, ClassSamplerMixin
+from ._shared._codes import Status
 from ._umax_fast import umax_epoch32, umax_epoch64
-
-_STATUS_OVERFLOW, _STATUS_NONFINITE = 1, 2
 
 
 class UMaxSoftmaxClassifier(
@@ -438,11 +437,11 @@ class UMaxSoftmaxClassifier(
             self._adagrad_state(),
             self._training_threads(),
         )
-        if status == _STATUS_OVERFLOW:
+        if status == Status.STATUS_OVERFLOW:
             self._raise_divergence(
                 "the exponent x.(w_k - w_y) - u would overflow", row, value
             )
-        if status == _STATUS_NONFINITE:
+        if status == Status.STATUS_NONFINITE:
             self._raise_divergence(
                 "u, a class score or ||W|| is not finite", row, value
             )

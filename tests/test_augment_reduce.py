@@ -17,8 +17,9 @@ from sksoftmax import (
     DivergenceError,
 )
 from sksoftmax._augment_reduce_fast import ar_epoch32, ar_epoch64
-from sksoftmax._shared._dataset import make_dataset
 from sksoftmax._quadrature import noise_log_proba
+from sksoftmax._shared._codes import Schedule
+from sksoftmax._shared._dataset import make_dataset
 from sksoftmax._shared._random import RandomState
 from sksoftmax._shared._special import (
     _log_ndtr_mills_arrays,
@@ -39,7 +40,10 @@ from _reference import (
 
 MODELS = {"softmax": 0, "probit": 1, "logistic": 2}
 SCHEDULE_CODES = {
-    "constant": 0, "invscaling": 2, "kucukelbir": 3, "adagrad": 4
+    "constant": int(Schedule.SCHEDULE_CONSTANT),
+    "invscaling": int(Schedule.SCHEDULE_INVSCALING),
+    "kucukelbir": int(Schedule.SCHEDULE_ADAPTIVE),
+    "adagrad": int(Schedule.SCHEDULE_ADAGRAD),
 }
 RTOL = {np.float64: 1e-9, np.float32: 2e-4}
 ESTIMATORS = [ARSoftmaxClassifier, ARProbitClassifier, ARLogisticClassifier]

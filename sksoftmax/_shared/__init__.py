@@ -21,8 +21,10 @@ Randomness
 
 Numerics
     ``_special`` (log1p(exp), log-sum-exp, Wright omega, the normal's Mills
-    ratio, the bound method's beta, a vectorised exp) and ``_sgd_common``
-    (schedule and status codes, step sizes, the overflow threshold).
+    ratio, the bound method's beta, a vectorised exp), ``_codes`` (the
+    status and schedule codes, declared once in ``_codes.pxd`` and read
+    by the Python side from its compiled module) and ``_sgd_common``
+    (step sizes, the overflow threshold).
 
 Step sizes
     ``_adaptive_schedule`` (Kucukelbir et al.'s per-coordinate step, kept

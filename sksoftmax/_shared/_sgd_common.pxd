@@ -1,20 +1,6 @@
-# Codes shared by the stochastic-gradient kernels: learning-rate schedules and
-# the status a kernel returns when it stops early.
-
-cdef enum Schedule:
-    SCHEDULE_CONSTANT = 0
-    SCHEDULE_EXPONENTIAL = 1    # eta0 * decay**epoch, given per epoch
-    SCHEDULE_INVSCALING = 2     # eta0 / t**power_t: recomputed per row
-    # per-feature steps eta0 / sqrt(eps + G_j) (U-max, Implicit SGD): the
-    # row's scalar step is eta0, the kernels scale it per feature through
-    # the state of _adagrad
-    SCHEDULE_ADAGRAD = 3
-
-
-cdef enum Status:
-    STATUS_OK = 0
-    STATUS_OVERFLOW = 1         # an exponent past MAX_EXPONENT
-    STATUS_NONFINITE = 2        # u, a score or ||W|| became inf or NaN
+# What the stochastic-gradient kernels share besides the codes of
+# ``_codes.pxd``: the overflow threshold and the step of a schedule.
+from sksoftmax._shared._codes cimport SCHEDULE_INVSCALING
 
 
 # exp(709.78) overflows double; stop well before so the caller can report it.
@@ -28,3 +14,4 @@ cdef inline double step_size(int schedule, double eta_epoch, double eta0,
     if schedule == SCHEDULE_INVSCALING:
         return eta0 / (<double>t) ** power_t
     return eta_epoch
+
