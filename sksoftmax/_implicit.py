@@ -10,6 +10,8 @@ from ._averaging import AVERAGE_CONSTRAINTS, AveragingMixin
 from ._base import BaseSoftmaxClassifier, DoubleSumSoftmaxClassifier
 from ._class_sampler import SAMPLER_CONSTRAINTS, ClassSamplerMixin
 from ._implicit_fast import implicit_epoch32, implicit_epoch64
+from ._sgd_schedule import schedule_options
+from ._shared._codes import Status
 
 
 class ImplicitSGDClassifier(
@@ -288,6 +290,23 @@ feature_names_in_
                 )
         super()._check_dataset(dataset)
 
+    def _kernel_options(self, eta_epoch, first_visit):
+        """The kernel's ImplicitOptions (``_implicit_fast.pyx.tp``) for an
+        epoch."""
+        return {
+            "n_sampled": self._n_sampled_used(),
+            "init_u": first_visit,
+            "schedule": schedule_options(
+                self._schedule().code, eta_epoch, self.eta0_, self.power_t
+            ),
+            "alpha": self.alpha,
+            "fit_intercept": self.fit_intercept,
+            "shuffle": self.shuffle,
+            # not under adagrad (see the raise_u entry of the docstring)
+            "raise_u": self.raise_u and not self._uses_adagrad(),
+            "n_threads": self._training_threads(),
+        }
+
     def _run_epoch(
         self, dataset, weights, y_enc, u, order, eta_epoch, t, first_visit
     ):
@@ -303,23 +322,12 @@ feature_names_in_
             u,
             self._rng,
             order,
-            self._n_sampled_used(),
-            first_visit,
-            self._schedule().code,
-            eta_epoch,
-            self.eta0_,
-            self.power_t,
             t,
-            self.alpha,
-            self.fit_intercept,
-            self.shuffle,
+            self._kernel_options(eta_epoch, first_visit),
             self._class_sampler(),
             self._adagrad_state(),
-            # not under adagrad (see the raise_u entry of the docstring)
-            self.raise_u and not self._uses_adagrad(),
-            self._training_threads(),
         )
-        if status != 0:
+        if status != Status.STATUS_OK:
             self._raise_divergence("u or ||W|| is not finite", row, value)
         self.n_evals_per_step_ = n_evals / max(t_new - t, 1)
         return obj_sum, weight_sum, t_new

@@ -9,7 +9,8 @@ from ._averaging import AVERAGE_CONSTRAINTS, AveragingMixin
 from ._base import BaseSoftmaxClassifier
 from ._class_sampler import SAMPLER_CONSTRAINTS, ClassSamplerMixin
 from ._sampled_fast import LOSSES, sampled_epoch32, sampled_epoch64
-from ._sgd_schedule import SCHEDULES
+from ._sgd_schedule import SCHEDULES, schedule_options
+from ._shared._codes import Status
 
 
 class SampledSoftmaxClassifier(
@@ -234,6 +235,25 @@ n_features_in_, feature_names_in_, validation_loss_
             return self.classes_.shape[0]
         return None
 
+    def _kernel_options(self, eta_epoch):
+        """The kernel's SampledOptions (``_sampled_fast.pyx.tp``) for an
+        epoch."""
+        return {
+            "loss": LOSSES[self.loss],
+            "batch_size": self.batch_size,
+            "n_sampled": self._n_sampled_used(),
+            "schedule": schedule_options(
+                SCHEDULES[self.learning_rate].code,
+                eta_epoch,
+                self.eta0_,
+                self.power_t,
+            ),
+            "alpha": self.alpha,
+            "fit_intercept": self.fit_intercept,
+            "shuffle": self.shuffle,
+            "n_threads": self._training_threads(),
+        }
+
     def _run_epoch(
         self, dataset, weights, y_enc, row_state, order, eta_epoch, t, first
     ):
@@ -248,21 +268,11 @@ n_features_in_, feature_names_in_, validation_loss_
             y_enc,
             self._rng,
             order,
-            LOSSES[self.loss],
-            self.batch_size,
-            self._n_sampled_used(),
-            SCHEDULES[self.learning_rate].code,
-            eta_epoch,
-            self.eta0_,
-            self.power_t,
             t,
-            self.alpha,
-            self.fit_intercept,
-            self.shuffle,
+            self._kernel_options(eta_epoch),
             self._class_sampler(),
-            self._training_threads(),
         )
-        if status != 0:
+        if status != Status.STATUS_OK:
             self._raise_divergence(
                 "a class score or ||W|| is not finite", row, value
             )

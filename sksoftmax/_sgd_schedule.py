@@ -36,3 +36,14 @@ PER_FEATURE_SCHEDULES = {
     ADAGRAD: Schedule(int(_Code.SCHEDULE_ADAGRAD), _fixed),
 }
 
+
+def schedule_options(code, eta_epoch, eta0, power_t):
+    """The kernels' ``StepSchedule`` struct (``_sgd_common.pxd``) as a dict:
+    the schedule's code, this epoch's rate and invscaling's eta0 and
+    power_t."""
+    return {
+        "code": int(code),
+        "eta_epoch": float(eta_epoch),
+        "eta0": float(eta0),
+        "power_t": float(power_t),
+    }

@@ -9,8 +9,10 @@ from ._adagrad_state import ADAGRAD_CONSTRAINTS, AdaGradMixin
 from ._averaging import AVERAGE_CONSTRAINTS, AveragingMixin
 from ._base import BaseSoftmaxClassifier, DoubleSumSoftmaxClassifier
 from ._class_sampler import SAMPLER_CONSTRAINTS, ClassSamplerMixin
+from ._sgd_schedule import schedule_options
 from ._shared._codes import Status
 from ._umax_fast import umax_epoch32, umax_epoch64
+
 
 
 class UMaxSoftmaxClassifier(
@@ -403,13 +405,33 @@ class UMaxSoftmaxClassifier(
             )
         return bound_w, bound_u, dataset.weights.sum() * np.log(n_classes)
 
+    def _kernel_options(self, dataset, eta_epoch, first_visit):
+        """The kernel's UMaxOptions (``_umax_fast.pyx.tp``) for an epoch."""
+        bound_w, bound_u, weight_log_k = self._bounds(dataset)
+        return {
+            "n_sampled": self.n_sampled_classes,
+            "delta": 1.0 if self.delta is None else float(self.delta),
+            "vanilla": self.delta is None,
+            "raman": self.variant == "raman",
+            "init_u": first_visit,
+            "schedule": schedule_options(
+                self._schedule().code, eta_epoch, self.eta0_, self.power_t
+            ),
+            "alpha": self.alpha,
+            "bound_w": bound_w,
+            "bound_u": bound_u,
+            "weight_log_k": weight_log_k,
+            "fit_intercept": self.fit_intercept,
+            "shuffle": self.shuffle,
+            "n_threads": self._training_threads(),
+        }
+
     def _run_epoch(
         self, dataset, weights, y_enc, u, order, eta_epoch, t, first_visit
     ):
         kernel = (
             umax_epoch64 if self.coef_.dtype == np.float64 else umax_epoch32
         )
-        bound_w, bound_u, weight_log_k = self._bounds(dataset)
         status, obj_sum, weight_sum, t, row, value = kernel(
             dataset,
             weights,
@@ -417,25 +439,10 @@ class UMaxSoftmaxClassifier(
             u,
             self._rng,
             order,
-            self.n_sampled_classes,
-            1.0 if self.delta is None else float(self.delta),
-            self.delta is None,
-            self.variant == "raman",
-            first_visit,
-            self._schedule().code,
-            eta_epoch,
-            self.eta0_,
-            self.power_t,
             t,
-            self.alpha,
-            bound_w,
-            bound_u,
-            weight_log_k,
-            self.fit_intercept,
-            self.shuffle,
+            self._kernel_options(dataset, eta_epoch, first_visit),
             self._class_sampler(),
             self._adagrad_state(),
-            self._training_threads(),
         )
         if status == Status.STATUS_OVERFLOW:
             self._raise_divergence(

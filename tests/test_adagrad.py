@@ -21,12 +21,14 @@ from sksoftmax import (
     UMaxSoftmaxClassifier,
 )
 from sksoftmax._shared._adagrad import make_adagrad
+from sksoftmax._shared._codes import Schedule
 from sksoftmax._shared._dataset import make_dataset
 from sksoftmax._implicit_fast import implicit_epoch32, implicit_epoch64
 from sksoftmax._shared._random import AliasTable, RandomState
 from sksoftmax._umax_fast import umax_epoch32, umax_epoch64
 from sksoftmax._shared._weight_matrix import make_weight_matrix
 
+from _kernel_options import implicit_options, umax_options
 from _reference import (
     clone_rng,
     implicit_epoch_reference,
@@ -38,7 +40,7 @@ from _reference import (
 FORMATS = ["dense", "csr"]
 DTYPES = [np.float64, np.float32]
 RTOL = {np.float64: 1e-8, np.float32: 1e-4}
-ADAGRAD_CODE = 3
+ADAGRAD_CODE = int(Schedule.SCHEDULE_ADAGRAD)
 # alpha: none, mild, and strong enough that column scales are folded
 # (below 1e-9) inside the epochs
 ALPHAS = [0.0, 0.05, 40.0]
@@ -89,10 +91,32 @@ def test_umax_adagrad_matches_reference(
         order = np.arange(X.shape[0], dtype=np.intp)
         state = make_adagrad(coef, G, Gb, eta0, alpha, fit_intercept)
         status, obj, wsum, t, _, _ = kernel(
-            ds, wm, y, u_k, rng, order, 3, 1.0, False, False, init_u,
-            ADAGRAD_CODE, eta0, eta0, 0.5, epoch * X.shape[0], alpha,
-            bound_w, np.inf, weight_log_k, fit_intercept, True, table,
-            state,
+            ds,
+            wm,
+            y,
+            u_k,
+            rng,
+            order,
+            epoch * X.shape[0],
+            umax_options(
+                n_sampled=3,
+                delta=1.0,
+                vanilla=False,
+                raman=False,
+                init_u=init_u,
+                schedule=ADAGRAD_CODE,
+                eta_epoch=eta0,
+                eta0=eta0,
+                power_t=0.5,
+                alpha=alpha,
+                bound_w=bound_w,
+                bound_u=np.inf,
+                weight_log_k=weight_log_k,
+                fit_intercept=fit_intercept,
+                shuffle=True,
+            ),
+            sampler=table,
+            adagrad=state,
         )  # fmt: skip
         assert status == 0
         W, b, u, obj_ref, wsum_ref, t_ref = umax_epoch_reference(
@@ -152,9 +176,27 @@ def test_implicit_adagrad_matches_reference(
         order = np.arange(X.shape[0], dtype=np.intp)
         state = make_adagrad(coef, G, Gb, eta0, alpha, fit_intercept)
         status, obj, wsum, t, _, _, _ = kernel(
-            ds, wm, y, u_k, rng, order, 1, init_u, ADAGRAD_CODE, eta0,
-            eta0, 0.5, epoch * X.shape[0], alpha, fit_intercept, True,
-            table, state, raise_u,
+            ds,
+            wm,
+            y,
+            u_k,
+            rng,
+            order,
+            epoch * X.shape[0],
+            implicit_options(
+                n_sampled=1,
+                init_u=init_u,
+                schedule=ADAGRAD_CODE,
+                eta_epoch=eta0,
+                eta0=eta0,
+                power_t=0.5,
+                alpha=alpha,
+                fit_intercept=fit_intercept,
+                shuffle=True,
+                raise_u=raise_u,
+            ),
+            sampler=table,
+            adagrad=state,
         )  # fmt: skip
         assert status == 0
         W, b, u, obj_ref, wsum_ref, t_ref = implicit_epoch_reference(
@@ -424,9 +466,26 @@ def test_implicit_adagrad_step_is_the_preconditioned_proximal_point(
     wm = make_weight_matrix(coef, intercept)
     state = make_adagrad(coef, G_k, Gb_k, eta0, 0.0, fit_intercept)
     status, *_ = implicit_epoch64(
-        make_dataset(x, np.array([s])), wm, y, u_k, RandomState(0),
-        np.arange(1, dtype=np.intp), 1, False, ADAGRAD_CODE, eta0, eta0,
-        0.5, 0, 0.0, fit_intercept, False, None, state,
+        make_dataset(x, np.array([s])),
+        wm,
+        y,
+        u_k,
+        RandomState(0),
+        np.arange(1, dtype=np.intp),
+        0,
+        implicit_options(
+            n_sampled=1,
+            init_u=False,
+            schedule=ADAGRAD_CODE,
+            eta_epoch=eta0,
+            eta0=eta0,
+            power_t=0.5,
+            alpha=0.0,
+            fit_intercept=fit_intercept,
+            shuffle=False,
+        ),
+        sampler=None,
+        adagrad=state,
     )  # fmt: skip
     assert status == 0
     wm.fold_scale()

@@ -25,6 +25,7 @@ from sksoftmax._shared._random import AliasTable, RandomState
 from sksoftmax._shared._weight_matrix import make_weight_matrix
 
 from _data import fetch_shared_bibtex
+from _kernel_options import implicit_options
 from _reference import (
     clone_rng,
     dense,
@@ -309,18 +310,20 @@ def _implicit_step(
         u_new,
         rng,
         np.zeros(1, dtype=np.intp),
-        m,
-        False,
         0,
-        eta,
-        eta,
-        0.5,
-        0,
-        alpha,
-        fit_intercept,
-        False,
-        table,
-        raise_u=raise_u,
+        implicit_options(
+            n_sampled=m,
+            init_u=False,
+            schedule=0,
+            eta_epoch=eta,
+            eta0=eta,
+            power_t=0.5,
+            alpha=alpha,
+            fit_intercept=fit_intercept,
+            shuffle=False,
+            raise_u=raise_u,
+        ),
+        sampler=table,
     )
     assert status == 0
     wm.fold_scale()

@@ -12,6 +12,7 @@ from sksoftmax._sampled_fast import LOSSES, sampled_epoch32, sampled_epoch64
 from sksoftmax._shared._weight_matrix import make_weight_matrix
 from sksoftmax.datasets import make_softmax_classification
 
+from _kernel_options import sampled_options
 from _reference import (
     clone_rng,
     dense,
@@ -58,18 +59,20 @@ def _run_kernel(
         y,
         rng,
         np.arange(X.shape[0], dtype=np.intp),
-        LOSSES[loss],
-        batch_size,
-        m,
-        schedule,
-        eta,
-        eta0,
-        0.5,
         t,
-        alpha,
-        fit_intercept,
-        True,
-        sampler,
+        sampled_options(
+            loss=LOSSES[loss],
+            batch_size=batch_size,
+            n_sampled=m,
+            schedule=schedule,
+            eta_epoch=eta,
+            eta0=eta0,
+            power_t=0.5,
+            alpha=alpha,
+            fit_intercept=fit_intercept,
+            shuffle=True,
+        ),
+        sampler=sampler,
     )
     return wm, out
 
@@ -102,17 +105,19 @@ def test_sampled_epoch_matches_reference(
             y,
             rng,
             np.arange(X.shape[0], dtype=np.intp),
-            LOSSES[loss],
-            8,
-            4,
-            2 if schedule == "invscaling" else 0,
-            0.3,
-            0.6,
-            0.5,
             t0,
-            alpha,
-            fit_intercept,
-            True,
+            sampled_options(
+                loss=LOSSES[loss],
+                batch_size=8,
+                n_sampled=4,
+                schedule=2 if schedule == "invscaling" else 0,
+                eta_epoch=0.3,
+                eta0=0.6,
+                power_t=0.5,
+                alpha=alpha,
+                fit_intercept=fit_intercept,
+                shuffle=True,
+            ),
         )
         assert status == 0
         W, b, obj_ref, wsum_ref, t_ref = sampled_epoch_reference(
@@ -244,9 +249,25 @@ def test_sampled_epoch_with_frequency_sampler_matches_reference(
     kernel = sampled_epoch64 if dtype == np.float64 else sampled_epoch32
     for epoch in range(2):
         status, obj, wsum, t, _, _ = kernel(
-            ds, wm, y, rng, np.arange(X.shape[0], dtype=np.intp),
-            LOSSES[loss], 8, m, 0, 0.3, 0.6, 0.5, epoch * X.shape[0], alpha,
-            fit_intercept, True, table,
+            ds,
+            wm,
+            y,
+            rng,
+            np.arange(X.shape[0], dtype=np.intp),
+            epoch * X.shape[0],
+            sampled_options(
+                loss=LOSSES[loss],
+                batch_size=8,
+                n_sampled=m,
+                schedule=0,
+                eta_epoch=0.3,
+                eta0=0.6,
+                power_t=0.5,
+                alpha=alpha,
+                fit_intercept=fit_intercept,
+                shuffle=True,
+            ),
+            sampler=table,
         )
         assert status == 0
         W, b, obj_ref, wsum_ref, t_ref = sampled_epoch_reference(

@@ -26,6 +26,7 @@ from sksoftmax._shared._random import AliasTable, RandomState
 from sksoftmax._umax_fast import umax_epoch64
 from sksoftmax._shared._weight_matrix import make_weight_matrix
 
+from _kernel_options import umax_options
 from _reference import (
     double_sum_gradient,
     gradient_problem,
@@ -497,23 +498,25 @@ def test_mean_stochastic_gradient_is_the_full_gradient(sampler):
                 u_r,
                 rng,
                 np.zeros(1, dtype=np.intp),
-                m,
-                1.0,
-                True,
-                False,
-                False,
                 0,
-                eta,
-                eta,
-                0.5,
-                0,
-                0.0,
-                np.inf,
-                np.inf,
-                np.inf,
-                True,
-                False,
-                table,
+                umax_options(
+                    n_sampled=m,
+                    delta=1.0,
+                    vanilla=True,
+                    raman=False,
+                    init_u=False,
+                    schedule=0,
+                    eta_epoch=eta,
+                    eta0=eta,
+                    power_t=0.5,
+                    alpha=0.0,
+                    bound_w=np.inf,
+                    bound_u=np.inf,
+                    weight_log_k=np.inf,
+                    fit_intercept=True,
+                    shuffle=False,
+                ),
+                sampler=table,
             )
             assert status == 0
             steps[r, : W.size] = (W - coef).ravel() / eta

@@ -17,7 +17,8 @@ Randomness
     bounded draws, shuffles, the alias table of the frequency sampler,
     per-chunk streams of threaded epochs; picklable and skops-safe) and
     ``_lookahead`` (classes drawn a few rows early so that their rows of W
-    can be prefetched).
+    can be prefetched, and the row loop of the row-wise solvers built on
+    it).
 
 Numerics
     ``_special`` (log1p(exp), log-sum-exp, Wright omega, the normal's Mills
@@ -33,10 +34,11 @@ Step sizes
 
 Threads and evaluation
     ``_openmp`` (whether the build has OpenMP, and the threads ``n_jobs``
-    means), ``_hogwild.pxd`` (chunk and round sizes of the lock-free
-    threaded epochs) and ``_evaluation`` (exact scores, probabilities,
-    log-loss and top-k of every estimator, blockwise, on ``n_jobs``
-    threads).
+    means), ``_hogwild.pxd`` (the driver of the lock-free threaded epochs
+    of U-max, Implicit SGD and the sampled baselines, which supply their
+    per-row or per-minibatch step) and ``_evaluation`` (exact scores,
+    probabilities, log-loss and top-k of every estimator, blockwise, on
+    ``n_jobs`` threads).
 
 Templates (``*.tp``) are expanded by ``setup.py`` into the float64 and
 float32 variants; the generated ``.pyx``/``.pxd`` are not committed.

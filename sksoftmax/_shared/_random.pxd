@@ -191,3 +191,30 @@ cdef class AliasTable:
     cdef const Py_ssize_t[::1] _alias
     cdef readonly Py_ssize_t n_classes
     cdef _set(self, q, prob, alias)
+
+
+cdef struct AliasArrays:
+    # an AliasTable's arrays for nogil code: q, and its table (prob,
+    # alias); all NULL for the uniform sampler (no table)
+    const double* q
+    const double* prob
+    const Py_ssize_t* alias
+
+
+cdef inline AliasArrays alias_arrays(AliasTable sampler,
+                                     Py_ssize_t n_classes) except *:
+    """The arrays of ``sampler`` (None: NULLs), checked to have
+    ``n_classes`` classes."""
+    cdef AliasArrays a
+    a.q = NULL
+    a.prob = NULL
+    a.alias = NULL
+    if sampler is None:
+        return a
+    if sampler.n_classes != n_classes:
+        raise ValueError(f"sampler has {sampler.n_classes} classes, "
+                         f"W has {n_classes}")
+    a.q = &sampler._q[0]
+    a.prob = &sampler._prob[0]
+    a.alias = &sampler._alias[0]
+    return a

@@ -15,3 +15,18 @@ cdef inline double step_size(int schedule, double eta_epoch, double eta0,
         return eta0 / (<double>t) ** power_t
     return eta_epoch
 
+
+cdef struct StepSchedule:
+    # a schedule as the kernels' options take it (``schedule_options`` of
+    # _sgd_schedule.py builds it): its code (_codes.pxd), this epoch's
+    # rate, and invscaling's eta0 and power_t
+    int code
+    double eta_epoch
+    double eta0
+    double power_t
+
+
+cdef inline double schedule_step(const StepSchedule* s,
+                                 long long t) noexcept nogil:
+    """``step_size`` of the schedule ``s`` for the t-th row."""
+    return step_size(s.code, s.eta_epoch, s.eta0, s.power_t, t)
