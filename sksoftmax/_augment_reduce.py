@@ -10,14 +10,14 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ._augment_reduce_fast import MODELS as _MODELS
 from ._augment_reduce_fast import ar_epoch32, ar_epoch64
 from ._base import BaseSoftmaxClassifier
 from ._quadrature import noise_log_proba
-from ._sgd_schedule import SCHEDULES, Schedule
+from ._sgd_schedule import SCHEDULES, Schedule, schedule_options
 from ._shared._codes import Schedule as Code
 from ._shared._codes import Status
 
-_MODELS = {"softmax": 0, "probit": 1, "logistic": 2}
 # The per-coordinate schedules are resolved inside the kernel; the
 # per-epoch value handed over is rho_0 itself. 'kucukelbir' is the paper's
 # (Kucukelbir et al. 2017; SCHEDULE_ADAPTIVE of _codes.pxd).
@@ -364,11 +364,34 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
             self._adapt_schedule = schedule
         return self._adapt
 
+    def _kernel_options(self, n_samples, eta_epoch, first_visit):
+        """The kernel's AROptions (``_augment_reduce_fast.pyx.tp``) for an
+        epoch."""
+        m, batch = self._sizes(n_samples)
+        return {
+            "model": _MODELS[self._model],
+            "batch_size": batch,
+            "n_sampled": m,
+            "init_local": first_visit,
+            "schedule": schedule_options(
+                self._schedule().code, eta_epoch, self.eta0_, self.power_t
+            ),
+            "decay": self.decay,
+            "local_rate": self._local_step_rate(),
+            "per_row": self.local_schedule == "row",
+            "alpha": self.alpha,
+            "fit_intercept": self.fit_intercept,
+            "shuffle": self.shuffle,
+            "n_threads": self._training_threads(),
+            "natural_local": (
+                self._model != "softmax" and self.variant == "natural"
+            ),
+        }
+
     def _run_epoch(
         self, dataset, weights, y_enc, local, order, eta_epoch, t, first_visit
     ):
         kernel = ar_epoch64 if self.coef_.dtype == np.float64 else ar_epoch32
-        m, batch = self._sizes(dataset.n_samples)
         adapt = (
             self._adaptive_state()
             if self._learning_rate() in ("kucukelbir", "adagrad")
@@ -381,25 +404,10 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
             local,
             self._rng,
             order,
-            _MODELS[self._model],
-            batch,
-            m,
-            first_visit,
-            self._schedule().code,
-            eta_epoch,
-            self.eta0_,
-            self.power_t,
-            self.decay,
             t,
             self._n_steps,
-            self._local_step_rate(),
-            self.local_schedule == "row",
-            self.alpha,
             adapt,
-            self.fit_intercept,
-            self.shuffle,
-            self._training_threads(),
-            self._model != "softmax" and self.variant == "natural",
+            self._kernel_options(dataset.n_samples, eta_epoch, first_visit),
         )
         self._n_steps = n_steps
         if status == Status.STATUS_OVERFLOW:

@@ -15,7 +15,8 @@ from ._bound_fast import (
     sbm_lowrank_epoch32,
     sbm_lowrank_epoch64,
 )
-from ._sgd_schedule import SCHEDULES
+from ._sgd_schedule import SCHEDULES, schedule_options
+from ._shared._codes import Status
 
 
 def _available_memory():
@@ -506,27 +507,34 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         else:
             self._mu = keep * self._mu
 
+    def _kernel_options(self, dataset, eta_epoch, epoch):
+        """The kernels' BoundOptions (``_bound_fast.pyx.tp``) for an
+        epoch."""
+        total = float(dataset.weights.sum())
+        return {
+            "surrogate": self._update() == "surrogate",
+            "row_scale": 1.0 / (epoch * total),
+            "alpha": float(self.alpha),
+            "alpha_b": float(self.alpha),
+            "schedule": schedule_options(
+                SCHEDULES[self.learning_rate].code,
+                eta_epoch,
+                self.eta0_,
+                self.power_t,
+            ),
+            "batch_size": self.batch_size,
+            "fit_intercept": self.fit_intercept,
+            "shuffle": self.shuffle,
+            "n_directions": self.n_directions,
+        }
+
     def _run_epoch(
         self, dataset, weights, y_enc, row_state, order, eta_epoch, t, first
     ):
         epoch = self._n_epochs + 1
         if epoch > 1:
             self._reweight((epoch - 1) / epoch)
-        total = float(dataset.weights.sum())
-        common = dict(
-            surrogate=self._update() == "surrogate",
-            row_scale=1.0 / (epoch * total),
-            alpha=float(self.alpha),
-            alpha_b=float(self.alpha),
-            schedule=SCHEDULES[self.learning_rate].code,
-            eta_epoch=eta_epoch,
-            eta0=self.eta0_,
-            power_t=self.power_t,
-            t=t,
-            batch_size=self.batch_size,
-            fit_intercept=self.fit_intercept,
-            shuffle=self.shuffle,
-        )
+        opts = self._kernel_options(dataset, eta_epoch, epoch)
         f64 = self.coef_.dtype == np.float64
         # one BLAS thread: a rank-K update per row is too small to share,
         # and threads waiting on a busy machine cost 10x (measured)
@@ -541,7 +549,8 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
                     order,
                     self._M,
                     self._mu,
-                    **common,
+                    t,
+                    opts,
                 )
             else:
                 kernel = sbm_lowrank_epoch64 if f64 else sbm_lowrank_epoch32
@@ -556,13 +565,13 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
                     self._Dg,
                     self._mu,
                     self._n_used,
-                    self.n_directions,
-                    **common,
+                    t,
+                    opts,
                 )
                 status, obj_sum, weight_sum, t, self._n_used, row, value = (
                     result
                 )
-        if status != 0:
+        if status != Status.STATUS_OK:
             self._raise_divergence("theta is not finite", row, value)
         return obj_sum, weight_sum, t
 

@@ -6,12 +6,12 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseSoftmaxClassifier
-from ._scent_fast import scent_epoch32, scent_epoch64
-from ._sgd_schedule import SCHEDULES
+from ._scent_fast import MODES, scent_epoch32, scent_epoch64
+from ._sgd_schedule import SCHEDULES, schedule_options
 from ._shared._codes import Status
 
 # variant -> the kernel's `mode` (NU_SCENT, NU_SOX, NU_SGD, LOSS_BSGD)
-_MODES = {"scent": 0, "sox": 1, "sgd": 2, "bsgd": 3}
+_MODES = MODES
 
 
 class SCENTClassifier(BaseSoftmaxClassifier):
@@ -406,6 +406,29 @@ class SCENTClassifier(BaseSoftmaxClassifier):
             self._velocity_b = np.zeros(self.coef_.shape[0], dtype=dtype)
         return self._velocity, self._velocity_b
 
+    def _kernel_options(self, dataset, eta_epoch, t):
+        """The kernel's ScentOptions (``_scent_fast.pyx.tp``) for an
+        epoch."""
+        return {
+            "batch_size": self.batch_size,
+            "mode": _MODES[self.variant],
+            "uniform": self.negatives == "uniform",
+            "alpha_nu": float(self.alpha_nu),
+            "beta": float(self.momentum),
+            "schedule": schedule_options(
+                SCHEDULES[self.learning_rate].code,
+                eta_epoch,
+                self.eta0_,
+                self.power_t,
+            ),
+            "warmup": self._warmup_rows(dataset, t),
+            "alpha": self.alpha,
+            "fit_intercept": self.fit_intercept,
+            "shuffle": self.shuffle,
+            "lazy_momentum": self._lazy_momentum(dataset),
+            "n_threads": self._training_threads(),
+        }
+
     def _run_epoch(
         self, dataset, weights, y_enc, nu, order, eta_epoch, t, first_visit
     ):
@@ -413,7 +436,6 @@ class SCENTClassifier(BaseSoftmaxClassifier):
             scent_epoch64 if self.coef_.dtype == np.float64 else scent_epoch32
         )
         V, Vb = self._momentum_buffers()
-        mode = _MODES[self.variant]
         status, obj_sum, weight_sum, t, row, value = kernel(
             dataset,
             weights,
@@ -423,23 +445,9 @@ class SCENTClassifier(BaseSoftmaxClassifier):
             Vb,
             self._rng,
             order,
-            self.batch_size,
-            mode,
-            self.negatives == "uniform",
-            float(self.alpha_nu),
-            float(self.momentum),
-            SCHEDULES[self.learning_rate].code,
-            eta_epoch,
-            self.eta0_,
-            self.power_t,
             t,
-            self._warmup_rows(dataset, t),
-            self.alpha,
-            self.fit_intercept,
-            self.shuffle,
-            self._lazy_momentum(dataset),
             self._log_inv_label_frequency(dataset, y_enc),
-            self._training_threads(),
+            self._kernel_options(dataset, eta_epoch, t),
         )
         if status == Status.STATUS_OVERFLOW:
             self._raise_divergence(

@@ -67,3 +67,63 @@ def sampled_options(*, loss, batch_size, n_sampled, eta_epoch, schedule=0,
         "shuffle": shuffle,
         "n_threads": n_threads,
     }
+
+
+def scent_options(*, batch_size, mode, uniform, alpha_nu, beta, eta_epoch,
+                  schedule=0, eta0=None, power_t=0.5, warmup=0, alpha=0.0,
+                  fit_intercept=True, shuffle=True, lazy_momentum=False,
+                  n_threads=1):
+    """ScentOptions of ``_scent_fast``."""
+    return {
+        "batch_size": batch_size,
+        "mode": mode,
+        "uniform": uniform,
+        "alpha_nu": alpha_nu,
+        "beta": beta,
+        "schedule": _schedule(schedule, eta_epoch, eta0, power_t),
+        "warmup": warmup,
+        "alpha": alpha,
+        "fit_intercept": fit_intercept,
+        "shuffle": shuffle,
+        "lazy_momentum": lazy_momentum,
+        "n_threads": n_threads,
+    }
+
+
+def ar_options(*, model, batch_size, n_sampled, init_local, eta_epoch,
+               schedule=0, eta0=None, power_t=0.5, decay=0.9, local_rate=1.0,
+               per_row=True, alpha=0.0, fit_intercept=True, shuffle=True,
+               n_threads=1, natural_local=False):
+    """AROptions of ``_augment_reduce_fast``."""
+    return {
+        "model": model,
+        "batch_size": batch_size,
+        "n_sampled": n_sampled,
+        "init_local": init_local,
+        "schedule": _schedule(schedule, eta_epoch, eta0, power_t),
+        "decay": decay,
+        "local_rate": local_rate,
+        "per_row": per_row,
+        "alpha": alpha,
+        "fit_intercept": fit_intercept,
+        "shuffle": shuffle,
+        "n_threads": n_threads,
+        "natural_local": natural_local,
+    }
+
+
+def bound_options(*, surrogate, row_scale, alpha, eta_epoch, alpha_b=None,
+                  schedule=0, eta0=None, power_t=0.5, batch_size=1,
+                  fit_intercept=True, shuffle=True, n_directions=1):
+    """BoundOptions of ``_bound_fast``."""
+    return {
+        "surrogate": surrogate,
+        "row_scale": row_scale,
+        "alpha": alpha,
+        "alpha_b": alpha if alpha_b is None else alpha_b,
+        "schedule": _schedule(schedule, eta_epoch, eta0, power_t),
+        "batch_size": batch_size,
+        "fit_intercept": fit_intercept,
+        "shuffle": shuffle,
+        "n_directions": n_directions,
+    }

@@ -30,6 +30,7 @@ from sksoftmax._shared._special import (
 from sksoftmax._shared._weight_matrix import make_weight_matrix
 from sksoftmax.datasets import make_softmax_classification
 
+from _kernel_options import ar_options
 from _reference import (
     ar_epoch_reference,
     ar_noise,
@@ -61,11 +62,16 @@ def _run_kernel(ds, wm, y, local, rng, order, *, model, batch, m, init,
                 natural=False):
     kernel = ar_epoch64 if dtype == np.float64 else ar_epoch32
     return kernel(
-        ds, wm, y, local, rng, order, MODELS[model], batch, m, init,
-        SCHEDULE_CODES[schedule], eta_epoch, eta0, 0.5, 0.9, t, n_steps,
-        local_rate, per_row, alpha,
+        ds, wm, y, local, rng, order, t, n_steps,
         np.zeros(1) if adapt is None else adapt,
-        fit_intercept, shuffle, 1, natural,
+        ar_options(
+            model=MODELS[model], batch_size=batch, n_sampled=m,
+            init_local=init, schedule=SCHEDULE_CODES[schedule],
+            eta_epoch=eta_epoch, eta0=eta0, power_t=0.5, decay=0.9,
+            local_rate=local_rate, per_row=per_row, alpha=alpha,
+            fit_intercept=fit_intercept, shuffle=shuffle, n_threads=1,
+            natural_local=natural,
+        ),
     )
 
 

@@ -4,6 +4,7 @@ NumPy references of Alg. 1 and Alg. 2, and the estimator contract."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _kernel_options import bound_options
 from _reference import (
     clone_rng,
     partition_bound_reference,
@@ -150,18 +151,20 @@ def _run_kernel(X, y, sw, W, b, M, mu, rng, fit_intercept, **kw):
         order,
         M,
         mu,
-        kw["surrogate"],
-        kw["row_scale"],
-        kw["alpha"],
-        kw["alpha_b"],
         0,
-        kw["eta"],
-        kw["eta"],
-        0.5,
-        0,
-        kw.get("batch_size", 1),
-        fit_intercept,
-        True,
+        bound_options(
+            surrogate=kw["surrogate"],
+            row_scale=kw["row_scale"],
+            alpha=kw["alpha"],
+            alpha_b=kw["alpha_b"],
+            schedule=0,
+            eta_epoch=kw["eta"],
+            eta0=kw["eta"],
+            power_t=0.5,
+            batch_size=kw.get("batch_size", 1),
+            fit_intercept=fit_intercept,
+            shuffle=True,
+        ),
     )
     assert status == 0
     return W, b, M, mu, obj, wsum, wm.sq_norm
@@ -491,19 +494,21 @@ def _run_lowrank(
         Dg,
         mu,
         n_used,
-        n_dir,
-        kw["surrogate"],
-        kw["row_scale"],
-        kw["alpha"],
-        kw["alpha_b"],
         0,
-        kw["eta"],
-        kw["eta"],
-        0.5,
-        0,
-        kw.get("batch_size", 1),
-        fit_intercept,
-        True,
+        bound_options(
+            surrogate=kw["surrogate"],
+            row_scale=kw["row_scale"],
+            alpha=kw["alpha"],
+            alpha_b=kw["alpha_b"],
+            schedule=0,
+            eta_epoch=kw["eta"],
+            eta0=kw["eta"],
+            power_t=0.5,
+            batch_size=kw.get("batch_size", 1),
+            fit_intercept=fit_intercept,
+            shuffle=True,
+            n_directions=n_dir,
+        ),
     )
     assert status == 0
     return W, b, V, sig, Dg, mu, n_used, obj, wsum

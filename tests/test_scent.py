@@ -21,6 +21,7 @@ from sksoftmax._scent_fast import nu_update, scent_epoch32, scent_epoch64
 from sksoftmax._shared._weight_matrix import make_weight_matrix
 from sksoftmax.datasets import make_softmax_classification
 
+from _kernel_options import scent_options
 from _reference import (
     _SCENT_MODES,
     clone_rng,
@@ -62,22 +63,26 @@ def _run_kernel(X, y, sw, W, b, nu, V, Vb, rng, **kw):
         Vb,
         rng,
         np.arange(X.shape[0], dtype=np.intp),
-        kw["batch_size"],
-        _SCENT_MODES[kw["mode"]],
-        kw["uniform"],
-        kw["alpha_nu"],
-        kw["beta"],
-        {"constant": 0, "invscaling": 2}[kw.get("schedule", "constant")],
-        kw["eta_epoch"],
-        kw.get("eta0", 0.5),
-        0.5,
         kw.get("t", 0),
-        kw.get("warmup", 0),
-        kw.get("alpha", 0.0),
-        kw.get("fit_intercept", True),
-        kw.get("shuffle", True),
-        kw.get("lazy", False),
         (np.empty(0) if kw.get("log_inv_q") is None else kw["log_inv_q"]),
+        scent_options(
+            batch_size=kw["batch_size"],
+            mode=_SCENT_MODES[kw["mode"]],
+            uniform=kw["uniform"],
+            alpha_nu=kw["alpha_nu"],
+            beta=kw["beta"],
+            schedule={"constant": 0, "invscaling": 2}[
+                kw.get("schedule", "constant")
+            ],
+            eta_epoch=kw["eta_epoch"],
+            eta0=kw.get("eta0", 0.5),
+            power_t=0.5,
+            warmup=kw.get("warmup", 0),
+            alpha=kw.get("alpha", 0.0),
+            fit_intercept=kw.get("fit_intercept", True),
+            shuffle=kw.get("shuffle", True),
+            lazy_momentum=kw.get("lazy", False),
+        ),
     )
     return wm.true_coef(), intercept, nu, V, Vb, out, wm
 
