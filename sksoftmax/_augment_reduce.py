@@ -260,6 +260,7 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
         validation_fraction=0.1,
         n_iter_no_change=8,
         n_jobs=None,
+        class_weight=None,
     ):
         self.n_sampled_classes = n_sampled_classes
         self.batch_size = batch_size
@@ -281,6 +282,7 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.n_jobs = n_jobs
+        self.class_weight = class_weight
 
     # -------------------------------------------------------------- hooks
     def _learning_rate(self):

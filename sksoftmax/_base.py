@@ -27,6 +27,11 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from ._class_weight import (
+    CLASS_WEIGHT_CONSTRAINTS,
+    weigh_fit_rows,
+    weigh_stream_rows,
+)
 from ._shared._dataset import make_dataset
 from ._eta0_pilot import pilot_eta0
 from ._prediction import SoftmaxPredictionMixin
@@ -128,6 +133,25 @@ def _canonical_csr(X):
     return X
 
 
+def _prior_row_weight(sample_weight, previous=0.0):
+    """The weight of the class prior's pseudo-row: the smallest positive
+    row weight seen (``previous``: that of the earlier partial_fit calls,
+    0 for none).
+
+    The smallest, so that the pseudo-row shifts no class's prior by more
+    than one of its lightest rows would: with class weights of 1000 and
+    1e-4 a pseudo-row of the largest weight gave the light classes 300
+    times their own weight and a prior of 1%, where the weighted
+    objective's optimum with W = 0 gives them 1e-8; a positive one, so
+    that rows of zero weight change nothing. Without weights it is 1.
+    """
+    positive = sample_weight[sample_weight > 0]
+    if positive.size == 0:
+        return previous
+    smallest = float(positive.min())
+    return smallest if previous == 0 else min(previous, smallest)
+
+
 # The rows per class at which a step measured on short runs is right for an
 # epoch (measured; see BaseSoftmaxClassifier._horizon_factor).
 ROWS_PER_CLASS_REF = 50.0
@@ -209,6 +233,7 @@ class BaseSoftmaxClassifier(
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Integral, None],
+        **CLASS_WEIGHT_CONSTRAINTS,
     }
 
     # ------------------------------------------------------------------ fit
@@ -262,6 +287,7 @@ class BaseSoftmaxClassifier(
                 "The training data must contain samples of at least 2 classes;"
                 f" got one class only: {classes[0]!r}."
             )
+        sample_weight = weigh_fit_rows(self, classes, y_enc, sample_weight)
         warm = (
             self.warm_start
             and hasattr(self, "coef_")
@@ -292,7 +318,7 @@ class BaseSoftmaxClassifier(
             y_enc, weights=sample_weight, minlength=classes.shape[0]
         )
         self._class_count_version = self._next_count_version()
-        self._max_row_weight = float(sample_weight.max(initial=0.0))
+        self._prior_row_weight = _prior_row_weight(sample_weight)
         if not warm and self.fit_intercept:
             self._start_at_prior(np.arange(classes.shape[0]))
 
@@ -451,9 +477,10 @@ class BaseSoftmaxClassifier(
             self.loss_curve_ = []
             self.n_iter_ = 0
             self.class_count_ = np.zeros(self.classes_.shape[0])
-            self._max_row_weight = 0.0
+            self._prior_row_weight = 0.0
         elif X.dtype != self.coef_.dtype:
             X = X.astype(self.coef_.dtype)
+        sample_weight = weigh_stream_rows(self, y_enc, sample_weight, first)
         if not np.any(sample_weight > 0):
             return self
         # classes first seen in this batch start at their prior (all of
@@ -464,8 +491,8 @@ class BaseSoftmaxClassifier(
         np.add.at(self.class_count_, y_enc, sample_weight)
         if first:
             self._class_count_version = self._next_count_version()
-        self._max_row_weight = max(
-            self._max_row_weight, float(sample_weight.max())
+        self._prior_row_weight = _prior_row_weight(
+            sample_weight, self._prior_row_weight
         )
         if self.fit_intercept:
             new = (
@@ -611,8 +638,23 @@ class BaseSoftmaxClassifier(
     def _resolve_eta0(self):
         """The initial step: ``eta0`` as given, or the 'auto' rule."""
         if isinstance(self.eta0, str):
-            return float(self._auto_eta0(self._mean_row_curvature()))
+            curvature = self._mean_row_curvature() * self._mean_row_weight()
+            return float(self._auto_eta0(curvature))
         return float(self.eta0)
+
+    def _mean_row_weight(self):
+        """Mean row weight over the rows seen (1 without weights, and with
+        class_weight='balanced').
+
+        A row's step is eta times its weight, so the expected step of an
+        epoch is this mean times the gradient of the weighted-mean
+        objective: the 'auto' rules, set for rows of weight 1, are divided
+        by it, and scaling every weight by c leaves the steps eta s_i as
+        they were (class weights of 1000 and 1e-4, scikit-learn's
+        check_class_weight_classifiers, made them 300 times too large).
+        """
+        weight_sum, n_rows = self._row_norm_stats[1:3]
+        return weight_sum / n_rows if weight_sum > 0 else 1.0
 
     def _mean_row_curvature(self):
         """Weighted mean of ||x_i||^2 + [fit_intercept] over the rows seen.
@@ -738,11 +780,12 @@ class BaseSoftmaxClassifier(
         without features: an epoch starts there rather than at the uniform
         model, whose log-loss, log K, is far worse when the class
         frequencies are skewed (tags, tokens, products). The frequencies
-        are the weighted counts ``class_count_`` plus one pseudo-row of the
-        largest row weight w spread evenly over the classes,
-        p_k = (c_k + w / K) / (C + w) with C the total weight, so that a
-        class not seen yet gets a small, finite intercept. The largest
-        weight (not the mean) keeps rows of zero weight without effect.
+        are the weighted counts ``class_count_`` (sample weights times
+        class weights: the optimum of the weighted objective with W = 0)
+        plus one pseudo-row of the smallest positive row weight w spread
+        evenly over the classes, p_k = (c_k + w / K) / (C + w) with C the
+        total weight, so that a class not seen yet gets a small, finite
+        intercept (see ``_prior_row_weight``).
         """
         if classes.size == 0 or self.class_count_.sum() <= 0:
             return
@@ -820,7 +863,7 @@ class BaseSoftmaxClassifier(
         """p_k = (c_k + w / K) / (C + w) of ``_start_at_prior``, for
         ``classes`` (indices; None: all), O(len(classes)) beyond the sum."""
         counts = self.class_count_
-        pseudo = self._max_row_weight
+        pseudo = self._prior_row_weight
         chosen = counts if classes is None else counts[classes]
         return (chosen + pseudo / counts.shape[0]) / (counts.sum() + pseudo)
 

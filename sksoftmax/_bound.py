@@ -340,6 +340,7 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         validation_fraction=0.1,
         n_iter_no_change=8,
         n_jobs=None,
+        class_weight=None,
     ):
         self.rank = rank
         self.n_directions = n_directions
@@ -361,6 +362,7 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.n_jobs = n_jobs
+        self.class_weight = class_weight
 
     # ----------------------------------------------------------- state
     def _n_params(self, n_features):

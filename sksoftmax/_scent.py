@@ -342,6 +342,7 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         validation_fraction=0.1,
         n_iter_no_change=8,
         n_jobs=None,
+        class_weight=None,
     ):
         self.batch_size = batch_size
         self.variant = variant
@@ -364,6 +365,7 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.n_jobs = n_jobs
+        self.class_weight = class_weight
 
     def _new_row_state(self, n_rows):
         # NaN marks a row not seen yet: its nu starts from log g_i. The

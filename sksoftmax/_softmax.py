@@ -39,8 +39,14 @@ from ._base import (
     _check_partial_fit_first_call,
     _check_targets,
     _encode_labels,
+    _prior_row_weight,
 )
 from ._bound import StochasticBoundClassifier
+from ._class_weight import (
+    CLASS_WEIGHT_CONSTRAINTS,
+    weigh_fit_rows,
+    weigh_stream_rows,
+)
 from ._exact import ExactSolver
 from ._expert_solver import ExpertSolver
 from ._implicit import ImplicitSGDClassifier
@@ -257,6 +263,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         "warm_start": ["boolean"],
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
+        **CLASS_WEIGHT_CONSTRAINTS,
     }
 
     def __init__(
@@ -276,6 +283,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         warm_start=False,
         n_jobs=None,
         verbose=0,
+        class_weight=None,
     ):
         self.solver = solver
         self.eta0 = eta0
@@ -291,6 +299,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         self.warm_start = warm_start
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.class_weight = class_weight
 
     # ------------------------------------------------------- the model
     @property
@@ -380,7 +389,10 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         counts = np.bincount(y, weights=sample_weight, minlength=n_classes)
         self._solver = self._make_solver(self.solver_, self._n_threads())
         self._solver.setup(
-            n_classes, X.shape[1], X.dtype, self._prior_intercept(counts)
+            n_classes,
+            X.shape[1],
+            X.dtype,
+            self._prior_intercept(counts, _prior_row_weight(sample_weight)),
         )
 
     def _seed(self):
@@ -427,6 +439,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 "The training data must contain samples of at least 2 "
                 f"classes; got one class only: {classes[0]!r}."
             )
+        sample_weight = weigh_fit_rows(self, classes, y_enc, sample_weight)
         warm = (
             self.warm_start
             and self.__dict__.get("_solver") is not None
@@ -719,15 +732,15 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             return self._rng.permutation(rows).astype(np.intp)
         return np.asarray(rows, dtype=np.intp)
 
-    def _prior_intercept(self, counts):
-        """Log class prior with one pseudo-row spread over the classes
-        (a class without rows gets a small, finite intercept)."""
+    def _prior_intercept(self, counts, pseudo=1.0):
+        """Log class prior with one pseudo-row of weight ``pseudo`` (the
+        lightest row's, ``_base._prior_row_weight``) spread over the
+        classes (a class without rows gets a small, finite intercept)."""
         if not self.fit_intercept:
             return None
         total = counts.sum()
         if total <= 0:
             return None
-        pseudo = 1.0
         return np.log((counts + pseudo / counts.shape[0]) / (total + pseudo))
 
     def _pilot(self, X, y, sample_weight, rows, whole_epoch=True):
@@ -908,6 +921,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             ensure_non_negative=True,
             allow_all_zero_weights=True,
         )
+        sample_weight = weigh_stream_rows(self, y_enc, sample_weight, first)
         if first:
             self._rng = self._new_rng()
             name = self._choose_solver_verbosely(n_classes, X)

@@ -367,6 +367,7 @@ class UMaxSoftmaxClassifier(
         n_iter_no_change=8,
         average=False,
         n_jobs=None,
+        class_weight=None,
     ):
         self.n_sampled_classes = n_sampled_classes
         self.delta = delta
@@ -390,6 +391,7 @@ class UMaxSoftmaxClassifier(
         self.n_iter_no_change = n_iter_no_change
         self.average = average
         self.n_jobs = n_jobs
+        self.class_weight = class_weight
 
     def _bounds(self, dataset):
         """B_W, B_u and sum(s) log K of App. B (per-row loss), or inf."""
