@@ -156,6 +156,12 @@ _COMMON_PARAMS_DOC = """
     warm_start : bool, default=False
         Start ``fit`` from the previous solution, schedule state and (for
         data with as many rows) the per-row variational parameters.
+    class_weight : dict, 'balanced' or None, default=None
+        Class weights, multiplying the sample weights of each class's rows
+        (scikit-learn's meaning): a dict ``{label: weight}`` (missing labels
+        weigh 1); 'balanced': ``n / (n_classes * n_k)``, n_k a class's
+        summed sample weight, in ``partial_fit`` over every call so far
+        (see :ref:`class weights <class_weight>`).
     verbose : int, default=0
         Print one line per epoch.
     early_stopping : bool, default=False

@@ -133,23 +133,22 @@ def _canonical_csr(X):
     return X
 
 
-def _prior_row_weight(sample_weight, previous=0.0):
-    """The weight of the class prior's pseudo-row: the smallest positive
-    row weight seen (``previous``: that of the earlier partial_fit calls,
-    0 for none).
+def _prior_pseudo_weight(counts, largest):
+    """The weight of the class prior's pseudo-row: the largest row weight
+    ``largest``, or the smallest positive class total when that is less.
 
-    The smallest, so that the pseudo-row shifts no class's prior by more
-    than one of its lightest rows would: with class weights of 1000 and
-    1e-4 a pseudo-row of the largest weight gave the light classes 300
-    times their own weight and a prior of 1%, where the weighted
-    objective's optimum with W = 0 gives them 1e-8; a positive one, so
-    that rows of zero weight change nothing. Without weights it is 1.
+    Spread over the K classes, the pseudo-row gives a class without rows
+    a small, finite intercept. The largest row weight (not the mean) keeps
+    rows of zero weight, or of a tiny one, without effect; the cap keeps
+    it from swamping light classes: under class weights of 1000 and 1e-4
+    a pseudo-row of weight 1000 gave the light classes a prior of 1%, where
+    the weighted objective's optimum with W = 0 gives them 1e-7. Without
+    weights both are at least 1: the pseudo-row weighs 1. O(K).
     """
-    positive = sample_weight[sample_weight > 0]
+    positive = counts[counts > 0]
     if positive.size == 0:
-        return previous
-    smallest = float(positive.min())
-    return smallest if previous == 0 else min(previous, smallest)
+        return largest
+    return min(largest, float(positive.min()))
 
 
 # The rows per class at which a step measured on short runs is right for an
@@ -248,7 +247,8 @@ class BaseSoftmaxClassifier(
         y : array-like of shape (n_samples,)
             Class labels, of any type ``np.unique`` can sort.
         sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative row weights; None gives ones.
+            Non-negative row weights; None gives ones. They are
+            multiplied by the weights of ``class_weight``.
 
         Returns
         -------
@@ -318,7 +318,7 @@ class BaseSoftmaxClassifier(
             y_enc, weights=sample_weight, minlength=classes.shape[0]
         )
         self._class_count_version = self._next_count_version()
-        self._prior_row_weight = _prior_row_weight(sample_weight)
+        self._max_row_weight = float(sample_weight.max(initial=0.0))
         if not warm and self.fit_intercept:
             self._start_at_prior(np.arange(classes.shape[0]))
 
@@ -398,7 +398,8 @@ class BaseSoftmaxClassifier(
         classes : array-like of shape (n_classes,), default=None
             Every class of the problem; required on the first call.
         sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative row weights; None gives ones.
+            Non-negative row weights; None gives ones. They are
+            multiplied by the weights of ``class_weight``.
 
         Returns
         -------
@@ -477,7 +478,7 @@ class BaseSoftmaxClassifier(
             self.loss_curve_ = []
             self.n_iter_ = 0
             self.class_count_ = np.zeros(self.classes_.shape[0])
-            self._prior_row_weight = 0.0
+            self._max_row_weight = 0.0
         elif X.dtype != self.coef_.dtype:
             X = X.astype(self.coef_.dtype)
         sample_weight = weigh_stream_rows(self, y_enc, sample_weight, first)
@@ -491,8 +492,8 @@ class BaseSoftmaxClassifier(
         np.add.at(self.class_count_, y_enc, sample_weight)
         if first:
             self._class_count_version = self._next_count_version()
-        self._prior_row_weight = _prior_row_weight(
-            sample_weight, self._prior_row_weight
+        self._max_row_weight = max(
+            self._max_row_weight, float(sample_weight.max())
         )
         if self.fit_intercept:
             new = (
@@ -782,10 +783,11 @@ class BaseSoftmaxClassifier(
         frequencies are skewed (tags, tokens, products). The frequencies
         are the weighted counts ``class_count_`` (sample weights times
         class weights: the optimum of the weighted objective with W = 0)
-        plus one pseudo-row of the smallest positive row weight w spread
-        evenly over the classes, p_k = (c_k + w / K) / (C + w) with C the
-        total weight, so that a class not seen yet gets a small, finite
-        intercept (see ``_prior_row_weight``).
+        plus one pseudo-row of weight w spread evenly over the classes,
+        p_k = (c_k + w / K) / (C + w) with C the total weight, so that a
+        class not seen yet gets a small, finite intercept; w is the
+        largest row weight, at most the smallest positive class total
+        (``_prior_pseudo_weight``).
         """
         if classes.size == 0 or self.class_count_.sum() <= 0:
             return
@@ -863,7 +865,7 @@ class BaseSoftmaxClassifier(
         """p_k = (c_k + w / K) / (C + w) of ``_start_at_prior``, for
         ``classes`` (indices; None: all), O(len(classes)) beyond the sum."""
         counts = self.class_count_
-        pseudo = self._prior_row_weight
+        pseudo = _prior_pseudo_weight(counts, self._max_row_weight)
         chosen = counts if classes is None else counts[classes]
         return (chosen + pseudo / counts.shape[0]) / (counts.sum() + pseudo)
 

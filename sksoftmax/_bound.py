@@ -202,6 +202,12 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         Seeds the row order.
     warm_start : bool, default=False
         Continue ``fit`` from the previous coefficients, M and mu.
+    class_weight : dict, 'balanced' or None, default=None
+        Class weights, multiplying the sample weights of each class's rows
+        (scikit-learn's meaning): a dict ``{label: weight}`` (missing labels
+        weigh 1); 'balanced': ``n / (n_classes * n_k)``, n_k a class's
+        summed sample weight, in ``partial_fit`` over every call so far
+        (see :ref:`class weights <class_weight>`).
     verbose : int, default=0
         Print the form chosen with its estimated memory and time per
         epoch, then one line per epoch.

@@ -35,7 +35,11 @@ def _key_indices(keys, classes):
             arr = np.asarray(keys)
         except (TypeError, ValueError):
             arr = None
-        if arr is not None and arr.ndim == 1 and _same_kind(arr.dtype, classes.dtype):
+        if (
+            arr is not None
+            and arr.ndim == 1
+            and _same_kind(arr.dtype, classes.dtype)
+        ):
             idx = np.searchsorted(classes, arr)
             idx[idx == classes.shape[0]] = 0
             return np.where(classes[idx] == arr, idx, -1).astype(np.intp)
@@ -49,7 +53,9 @@ def _key_indices(keys, classes):
     return out
 
 
-def _dict_weights(class_weight, classes):
+def _dict_entries(class_weight, classes):
+    """(class indices, weights) of a class_weight dict, validated; O(len
+    log K) for keys and labels both numbers or both strings."""
     keys = list(class_weight)
     try:
         values = np.asarray(list(class_weight.values()), dtype=np.float64)
@@ -78,9 +84,7 @@ def _dict_weights(class_weight, classes):
             + "). Use the labels of y as keys; keys of absent classes are "
             "allowed only when every class has a key."
         )
-    weight = np.ones(classes.shape[0], dtype=np.float64)
-    weight[idx[~unknown]] = values[~unknown]
-    return weight
+    return idx[~unknown], values[~unknown]
 
 
 def class_weight_vector(class_weight, classes, label_weights):
@@ -88,71 +92,94 @@ def class_weight_vector(class_weight, classes, label_weights):
 
     'balanced': ``n / (n_classes * n_k)`` as scikit-learn's
     ``compute_class_weight(..., sample_weight=...)`` (LogisticRegression's
-    rule): n_k the sum of the sample weights of class k's rows in
-    ``label_weights``, n their total, n_classes the classes with
+    rule), bit for bit: n_k the sum of the sample weights of class k's
+    rows in ``label_weights``, n their total, n_classes the classes with
     ``n_k > 0``; a class without weight gets 1 (its rows all weigh 0).
     A dict: the weight of each label given, 1 for the others.
     """
     if class_weight is None:
         return None
+    weight = np.ones(classes.shape[0], dtype=np.float64)
     if isinstance(class_weight, str):
         # 'balanced' (the parameter constraints reject other strings)
         counts = np.asarray(label_weights, dtype=np.float64)
         present = counts > 0
-        weight = np.ones(classes.shape[0], dtype=np.float64)
         n_present = int(np.count_nonzero(present))
         if n_present:
-            weight[present] = counts.sum() / (n_present * counts[present])
-        return weight
-    return _dict_weights(class_weight, classes)
-
-
-def weigh_rows(class_weight, classes, y_enc, sample_weight, label_weights=None):
-    """``sample_weight`` times the weight of each row's class (a new
-    array; the one given is not changed), or ``sample_weight`` itself when
-    ``class_weight`` is None.
-
-    ``label_weights``: the per-class sums of sample weights that
-    'balanced' follows; None (``fit``) takes this call's rows.
-    """
-    if class_weight is None:
-        return sample_weight
-    if label_weights is None and isinstance(class_weight, str):
-        label_weights = np.bincount(
-            y_enc, weights=sample_weight, minlength=classes.shape[0]
-        )
-    weight = class_weight_vector(class_weight, classes, label_weights)
-    return sample_weight * weight[y_enc]
+            # the sum over the present classes only, as compute_class_weight
+            # sums its bincount of them
+            seen = counts[present]
+            weight[present] = seen.sum() / (n_present * seen)
+    elif class_weight:
+        idx, values = _dict_entries(class_weight, classes)
+        weight[idx] = values
+    return weight
 
 
 def weigh_fit_rows(estimator, classes, y_enc, sample_weight):
-    """``fit``'s rows weighted by ``estimator.class_weight``; a ValueError
-    when the class weights leave no row of positive weight."""
-    out = weigh_rows(estimator.class_weight, classes, y_enc, sample_weight)
-    if out is not sample_weight and not np.any(out > 0):
+    """``fit``'s rows: ``sample_weight`` times the weight of each row's
+    class (a new array; the one given is not changed), or
+    ``sample_weight`` itself without ``class_weight``. 'balanced' from
+    these rows; a ValueError when no row keeps a positive weight."""
+    class_weight = estimator.class_weight
+    if class_weight is None:
+        return sample_weight
+    counts = None
+    if isinstance(class_weight, str):
+        counts = np.bincount(
+            y_enc, weights=sample_weight, minlength=classes.shape[0]
+        )
+    weight = class_weight_vector(class_weight, classes, counts)
+    out = sample_weight * weight[y_enc]
+    if not np.any(out > 0):
         raise ValueError(
-            f"class_weight={estimator.class_weight!r} gives every training "
-            "row zero weight."
+            f"class_weight={class_weight!r} gives every training row zero "
+            "weight."
         )
     return out
 
 
 def weigh_stream_rows(estimator, y_enc, sample_weight, first):
-    """``partial_fit``'s rows weighted by ``estimator.class_weight``.
+    """``partial_fit``'s rows: as ``weigh_fit_rows``, in O(rows +
+    len(class_weight)) per call, no pass over the K classes.
 
     'balanced' follows the classes' sample weights over every
-    ``partial_fit`` call so far, this one included, kept in
-    ``estimator._label_weight_sums`` (reset on the first call): each
-    call's rows get ``n / (n_seen * n_k)`` of the rows seen up to then,
-    n_seen the classes seen (classes not seen yet have no rows in the
-    call). Once every class has been seen this is ``fit``'s rule on all
-    the rows streamed.
+    ``partial_fit`` call so far, this one included: the per-class sums
+    ``estimator._label_weight_sums``, their total and the number of
+    classes with a positive sum, all reset on the first call. A call's
+    rows of class k get ``n / (n_seen * n_k)`` from them, n_seen the
+    classes seen so far (a class not seen yet has no row in the call).
+    Once every class has been seen this is ``fit``'s rule on all the rows
+    streamed (the total is summed call by call, so it may differ from
+    ``compute_class_weight``'s in the last bit).
     """
     n_classes = estimator.classes_.shape[0]
     sums = getattr(estimator, "_label_weight_sums", None)
     if first or sums is None or sums.shape[0] != n_classes:
         sums = estimator._label_weight_sums = np.zeros(n_classes)
+        estimator._label_weight_seen = (0.0, 0)
+    total, n_seen = estimator._label_weight_seen
+    unseen = sums[y_enc] == 0
     np.add.at(sums, y_enc, sample_weight)
-    return weigh_rows(
-        estimator.class_weight, estimator.classes_, y_enc, sample_weight, sums
-    )
+    n_seen += np.unique(y_enc[unseen & (sums[y_enc] > 0)]).shape[0]
+    total += float(sample_weight.sum())
+    estimator._label_weight_seen = (total, n_seen)
+    class_weight = estimator.class_weight
+    if class_weight is None:
+        return sample_weight
+    if isinstance(class_weight, str):
+        row_sums = sums[y_enc]
+        with np.errstate(divide="ignore"):
+            weight = np.where(
+                row_sums > 0, total / (n_seen * row_sums), 1.0
+            )
+    else:
+        weight = np.ones(y_enc.shape[0], dtype=np.float64)
+        if class_weight:
+            idx, values = _dict_entries(class_weight, estimator.classes_)
+            order = np.argsort(idx, kind="stable")
+            idx, values = idx[order], values[order]
+            pos = np.minimum(np.searchsorted(idx, y_enc), idx.shape[0] - 1)
+            hit = idx[pos] == y_enc
+            weight[hit] = values[pos[hit]]
+    return sample_weight * weight

@@ -131,7 +131,7 @@ def _used_columns(X_train, X_val):
 def pilot_eta0(estimator, X, y_enc, sample_weight, start):
     """Run the pilot; return (eta0, trials) or (start, None) if too few rows.
 
-    ``estimator`` has classes_, class_count_, _prior_row_weight and
+    ``estimator`` has classes_, class_count_, _max_row_weight and
     _row_norm_stats set for the fit; it is not modified. trials is an
     array of rows (eta0, held-out log-loss, stage rows) in the order run.
     """
@@ -211,7 +211,7 @@ def _trial(estimator, eta, X_train, y_train, w_train, X_val, y_val, w_val):
     trial._rng = RandomState.from_random_state(estimator.random_state)
     trial.class_count_ = estimator.class_count_
     trial._class_count_version = estimator._class_count_version
-    trial._prior_row_weight = estimator._prior_row_weight
+    trial._max_row_weight = estimator._max_row_weight
     if trial.fit_intercept:
         trial._start_at_prior(np.arange(trial.classes_.shape[0]))
     trial.t_, trial._n_epochs, trial.loss_curve_ = 0, 0, []

@@ -119,7 +119,7 @@ class ImplicitSGDClassifier(
         such rows make the step undefined (division by ||x||^2 = 0) and
         ``fit`` rejects them with a ValueError.
     max_iter, tol, shuffle, random_state, warm_start, verbose, \
-early_stopping, validation_fraction, n_iter_no_change
+early_stopping, validation_fraction, n_iter_no_change, class_weight
         As in :class:`UMaxSoftmaxClassifier`. ``verbose`` also reports the
         mean number of root-finder evaluations per step (Prop. 4 bounds it by
         log2(1/eps) + log2(interval)).

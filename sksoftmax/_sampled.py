@@ -89,7 +89,7 @@ class SampledSoftmaxClassifier(
     fit_intercept : bool, default=True
         Learn unpenalised class intercepts.
     max_iter, tol, shuffle, random_state, warm_start, verbose, \
-early_stopping, validation_fraction, n_iter_no_change
+early_stopping, validation_fraction, n_iter_no_change, class_weight
         As in :class:`UMaxSoftmaxClassifier`.
     average : bool or int, default=False
         Iterate averaging, as in :class:`UMaxSoftmaxClassifier`. Rows are

@@ -212,6 +212,12 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         Start ``fit`` from the previous ``coef_``, ``intercept_`` and
         momentum (and the previous ``nu`` when the data have as many rows
         as before).
+    class_weight : dict, 'balanced' or None, default=None
+        Class weights, multiplying the sample weights of each class's rows
+        (scikit-learn's meaning): a dict ``{label: weight}`` (missing labels
+        weigh 1); 'balanced': ``n / (n_classes * n_k)``, n_k a class's
+        summed sample weight, in ``partial_fit`` over every call so far
+        (see :ref:`class weights <class_weight>`).
     verbose : int, default=0
         Print one line per epoch.
     early_stopping : bool, default=False

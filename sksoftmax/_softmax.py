@@ -39,7 +39,7 @@ from ._base import (
     _check_partial_fit_first_call,
     _check_targets,
     _encode_labels,
-    _prior_row_weight,
+    _prior_pseudo_weight,
 )
 from ._bound import StochasticBoundClassifier
 from ._class_weight import (
@@ -199,6 +199,12 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         features agree.
     n_jobs : int or None, default=None
         Threads for training (lock-free epochs) and prediction; -1: all.
+    class_weight : dict, 'balanced' or None, default=None
+        Class weights, multiplying the sample weights of each class's rows
+        (scikit-learn's meaning): a dict ``{label: weight}`` (missing labels
+        weigh 1); 'balanced': ``n / (n_classes * n_k)``, n_k a class's
+        summed sample weight, in ``partial_fit`` over every call so far
+        (see :ref:`class weights <class_weight>`).
     verbose : int, default=0
         Print the solver choice, the pilot and every epoch.
 
@@ -392,7 +398,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             n_classes,
             X.shape[1],
             X.dtype,
-            self._prior_intercept(counts, _prior_row_weight(sample_weight)),
+            self._prior_intercept(counts),
         )
 
     def _seed(self):
@@ -410,7 +416,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         y : array-like of shape (n_samples,)
             Class labels.
         sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative row weights.
+            Non-negative row weights, multiplied by the weights of
+            ``class_weight``.
 
         Returns
         -------
@@ -732,15 +739,17 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             return self._rng.permutation(rows).astype(np.intp)
         return np.asarray(rows, dtype=np.intp)
 
-    def _prior_intercept(self, counts, pseudo=1.0):
-        """Log class prior with one pseudo-row of weight ``pseudo`` (the
-        lightest row's, ``_base._prior_row_weight``) spread over the
-        classes (a class without rows gets a small, finite intercept)."""
+    def _prior_intercept(self, counts):
+        """Log class prior with one pseudo-row spread over the classes
+        (a class without rows gets a small, finite intercept), of weight 1
+        or the smallest positive class total when that is less
+        (``_base._prior_pseudo_weight``)."""
         if not self.fit_intercept:
             return None
         total = counts.sum()
         if total <= 0:
             return None
+        pseudo = _prior_pseudo_weight(counts, 1.0)
         return np.log((counts + pseudo / counts.shape[0]) / (total + pseudo))
 
     def _pilot(self, X, y, sample_weight, rows, whole_epoch=True):

@@ -41,13 +41,11 @@ def skewed():
 
 
 def _prior_log_loss(y, sample_weight=None):
-    """Log-loss of the model p_k = (c_k + w/K) / (C + w), w the smallest
-    positive weight."""
+    """Log-loss of the model p_k = (c_k + w/K) / (C + w), w the top weight."""
     classes, y_enc = np.unique(y, return_inverse=True)
     sw = np.ones(len(y)) if sample_weight is None else sample_weight
     counts = np.bincount(y_enc, weights=sw, minlength=len(classes))
-    w = sw[sw > 0].min()
-    p = (counts + w / len(classes)) / (counts.sum() + w)
+    p = (counts + sw.max() / len(classes)) / (counts.sum() + sw.max())
     return float(-(sw * np.log(p[y_enc])).sum() / sw.sum()), np.log(p)
 
 
