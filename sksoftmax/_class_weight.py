@@ -155,6 +155,8 @@ def weigh_stream_rows(estimator, y_enc, sample_weight, first):
     """
     n_classes = estimator.classes_.shape[0]
     sums = getattr(estimator, "_label_weight_sums", None)
+    # (a classes_ that grows between calls must grow these sums, aligned
+    # with it; a size that no longer matches starts them over)
     if first or sums is None or sums.shape[0] != n_classes:
         sums = estimator._label_weight_sums = np.zeros(n_classes)
         estimator._label_weight_seen = (0.0, 0)
