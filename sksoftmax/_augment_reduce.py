@@ -156,6 +156,12 @@ _COMMON_PARAMS_DOC = """
     warm_start : bool, default=False
         Start ``fit`` from the previous solution, schedule state and (for
         data with as many rows) the per-row variational parameters.
+    class_weight : dict, 'balanced' or None, default=None
+        Class weights, multiplying the sample weights of each class's rows
+        (scikit-learn's meaning): a dict ``{label: weight}`` (missing labels
+        weigh 1); 'balanced': ``n / (n_classes * n_k)``, n_k a class's
+        summed sample weight, in ``partial_fit`` over every call so far
+        (see :ref:`class weights <class_weight>`).
     verbose : int, default=0
         Print one line per epoch.
     early_stopping : bool, default=False
@@ -260,6 +266,7 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
         validation_fraction=0.1,
         n_iter_no_change=8,
         n_jobs=None,
+        class_weight=None,
     ):
         self.n_sampled_classes = n_sampled_classes
         self.batch_size = batch_size
@@ -281,6 +288,7 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.n_jobs = n_jobs
+        self.class_weight = class_weight
 
     # -------------------------------------------------------------- hooks
     def _learning_rate(self):

@@ -27,6 +27,11 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from ._class_weight import (
+    CLASS_WEIGHT_CONSTRAINTS,
+    weigh_fit_rows,
+    weigh_stream_rows,
+)
 from ._shared._dataset import make_dataset
 from ._eta0_pilot import pilot_eta0
 from ._prediction import SoftmaxPredictionMixin
@@ -128,6 +133,24 @@ def _canonical_csr(X):
     return X
 
 
+def _prior_pseudo_weight(counts, largest):
+    """The weight of the class prior's pseudo-row: the largest row weight
+    ``largest``, or the smallest positive class total when that is less.
+
+    Spread over the K classes, the pseudo-row gives a class without rows
+    a small, finite intercept. The largest row weight (not the mean) keeps
+    rows of zero weight, or of a tiny one, without effect; the cap keeps
+    it from swamping light classes: under class weights of 1000 and 1e-4
+    a pseudo-row of weight 1000 gave the light classes a prior of 1%, where
+    the weighted objective's optimum with W = 0 gives them 1e-7. Without
+    weights both are at least 1: the pseudo-row weighs 1. O(K).
+    """
+    positive = counts[counts > 0]
+    if positive.size == 0:
+        return largest
+    return min(largest, float(positive.min()))
+
+
 # The rows per class at which a step measured on short runs is right for an
 # epoch (measured; see BaseSoftmaxClassifier._horizon_factor).
 ROWS_PER_CLASS_REF = 50.0
@@ -209,6 +232,7 @@ class BaseSoftmaxClassifier(
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Integral, None],
+        **CLASS_WEIGHT_CONSTRAINTS,
     }
 
     # ------------------------------------------------------------------ fit
@@ -223,7 +247,8 @@ class BaseSoftmaxClassifier(
         y : array-like of shape (n_samples,)
             Class labels, of any type ``np.unique`` can sort.
         sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative row weights; None gives ones.
+            Non-negative row weights; None gives ones. They are
+            multiplied by the weights of ``class_weight``.
 
         Returns
         -------
@@ -262,6 +287,7 @@ class BaseSoftmaxClassifier(
                 "The training data must contain samples of at least 2 classes;"
                 f" got one class only: {classes[0]!r}."
             )
+        sample_weight = weigh_fit_rows(self, classes, y_enc, sample_weight)
         warm = (
             self.warm_start
             and hasattr(self, "coef_")
@@ -377,7 +403,8 @@ class BaseSoftmaxClassifier(
         classes : array-like of shape (n_classes,), default=None
             Every class of the problem; required on the first call.
         sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative row weights; None gives ones.
+            Non-negative row weights; None gives ones. They are
+            multiplied by the weights of ``class_weight``.
 
         Returns
         -------
@@ -459,6 +486,7 @@ class BaseSoftmaxClassifier(
             self._max_row_weight = 0.0
         elif X.dtype != self.coef_.dtype:
             X = X.astype(self.coef_.dtype)
+        sample_weight = weigh_stream_rows(self, y_enc, sample_weight, first)
         if not np.any(sample_weight > 0):
             return self
         # classes first seen in this batch start at their prior (all of
@@ -616,8 +644,23 @@ class BaseSoftmaxClassifier(
     def _resolve_eta0(self):
         """The initial step: ``eta0`` as given, or the 'auto' rule."""
         if isinstance(self.eta0, str):
-            return float(self._auto_eta0(self._mean_row_curvature()))
+            curvature = self._mean_row_curvature() * self._mean_row_weight()
+            return float(self._auto_eta0(curvature))
         return float(self.eta0)
+
+    def _mean_row_weight(self):
+        """Mean row weight over the rows seen (1 without weights, and with
+        class_weight='balanced').
+
+        A row's step is eta times its weight, so the expected step of an
+        epoch is this mean times the gradient of the weighted-mean
+        objective: the 'auto' rules, set for rows of weight 1, are divided
+        by it, and scaling every weight by c leaves the steps eta s_i as
+        they were (class weights of 1000 and 1e-4, scikit-learn's
+        check_class_weight_classifiers, made them 300 times too large).
+        """
+        weight_sum, n_rows = self._row_norm_stats[1:3]
+        return weight_sum / n_rows if weight_sum > 0 else 1.0
 
     def _mean_row_curvature(self):
         """Weighted mean of ||x_i||^2 + [fit_intercept] over the rows seen.
@@ -743,11 +786,13 @@ class BaseSoftmaxClassifier(
         without features: an epoch starts there rather than at the uniform
         model, whose log-loss, log K, is far worse when the class
         frequencies are skewed (tags, tokens, products). The frequencies
-        are the weighted counts ``class_count_`` plus one pseudo-row of the
-        largest row weight w spread evenly over the classes,
+        are the weighted counts ``class_count_`` (sample weights times
+        class weights: the optimum of the weighted objective with W = 0)
+        plus one pseudo-row of weight w spread evenly over the classes,
         p_k = (c_k + w / K) / (C + w) with C the total weight, so that a
-        class not seen yet gets a small, finite intercept. The largest
-        weight (not the mean) keeps rows of zero weight without effect.
+        class not seen yet gets a small, finite intercept; w is the
+        largest row weight, at most the smallest positive class total
+        (``_prior_pseudo_weight``).
         """
         if classes.size == 0 or self.class_count_.sum() <= 0:
             return
@@ -825,7 +870,7 @@ class BaseSoftmaxClassifier(
         """p_k = (c_k + w / K) / (C + w) of ``_start_at_prior``, for
         ``classes`` (indices; None: all), O(len(classes)) beyond the sum."""
         counts = self.class_count_
-        pseudo = self._max_row_weight
+        pseudo = _prior_pseudo_weight(counts, self._max_row_weight)
         chosen = counts if classes is None else counts[classes]
         return (chosen + pseudo / counts.shape[0]) / (counts.sum() + pseudo)
 

@@ -202,6 +202,12 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         Seeds the row order.
     warm_start : bool, default=False
         Continue ``fit`` from the previous coefficients, M and mu.
+    class_weight : dict, 'balanced' or None, default=None
+        Class weights, multiplying the sample weights of each class's rows
+        (scikit-learn's meaning): a dict ``{label: weight}`` (missing labels
+        weigh 1); 'balanced': ``n / (n_classes * n_k)``, n_k a class's
+        summed sample weight, in ``partial_fit`` over every call so far
+        (see :ref:`class weights <class_weight>`).
     verbose : int, default=0
         Print the form chosen with its estimated memory and time per
         epoch, then one line per epoch.
@@ -340,6 +346,7 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         validation_fraction=0.1,
         n_iter_no_change=8,
         n_jobs=None,
+        class_weight=None,
     ):
         self.rank = rank
         self.n_directions = n_directions
@@ -361,6 +368,7 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.n_jobs = n_jobs
+        self.class_weight = class_weight
 
     # ----------------------------------------------------------- state
     def _n_params(self, n_features):

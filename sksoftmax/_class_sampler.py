@@ -3,7 +3,9 @@ sample classes (U-max, Implicit SGD and the sampled-softmax baselines).
 
 ``sampler='frequency'`` draws class k with probability
 q_k proportional to (n_k + 1) ** sampler_power, n_k the weighted count
-``class_count_`` of the labels seen so far, over all K classes. The kernels
+``class_count_`` of the labels seen so far (sample weights times class
+weights: the classes' shares of the weighted objective), over all K
+classes. The kernels
 draw from q in O(1) through its alias table (``_random.AliasTable``, built
 in O(K)) and weight each draw by 1 / (m q_k), which keeps the double-sum
 gradients unbiased (see each kernel's module docstring).

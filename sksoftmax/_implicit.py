@@ -119,7 +119,7 @@ class ImplicitSGDClassifier(
         such rows make the step undefined (division by ||x||^2 = 0) and
         ``fit`` rejects them with a ValueError.
     max_iter, tol, shuffle, random_state, warm_start, verbose, \
-early_stopping, validation_fraction, n_iter_no_change
+early_stopping, validation_fraction, n_iter_no_change, class_weight
         As in :class:`UMaxSoftmaxClassifier`. ``verbose`` also reports the
         mean number of root-finder evaluations per step (Prop. 4 bounds it by
         log2(1/eps) + log2(interval)).
@@ -249,6 +249,7 @@ feature_names_in_
         raise_u=True,
         average=False,
         n_jobs=None,
+        class_weight=None,
     ):
         self.n_sampled_classes = n_sampled_classes
         self.sampler = sampler
@@ -271,6 +272,7 @@ feature_names_in_
         self.raise_u = raise_u
         self.average = average
         self.n_jobs = n_jobs
+        self.class_weight = class_weight
 
     def _distinct_draw_limit(self):
         # uniform draws are distinct classes other than the row's own
@@ -367,6 +369,8 @@ feature_names_in_
         (c = 2, test log-loss 2.64) and 3,000 on a 2,778-class Zipfian
         set (c = 16.7, 1.31), and 300 c lands within a factor of 2 of both
         (2.64-2.75 and 1.31-1.35 between the grid points around it). The
-        pilot refines it.
+        pilot refines it. The steps scale with the row weights (the
+        score moves with s eta0, u_i by eta0 s_i): c is the unweighted
+        mean curvature and the rule is divided by the mean row weight.
         """
-        return 300.0 * curvature
+        return 300.0 * self._mean_row_curvature() / self._mean_row_weight()

@@ -89,7 +89,7 @@ class SampledSoftmaxClassifier(
     fit_intercept : bool, default=True
         Learn unpenalised class intercepts.
     max_iter, tol, shuffle, random_state, warm_start, verbose, \
-early_stopping, validation_fraction, n_iter_no_change
+early_stopping, validation_fraction, n_iter_no_change, class_weight
         As in :class:`UMaxSoftmaxClassifier`.
     average : bool or int, default=False
         Iterate averaging, as in :class:`UMaxSoftmaxClassifier`. Rows are
@@ -204,6 +204,7 @@ n_features_in_, feature_names_in_, validation_loss_
         n_iter_no_change=8,
         average=False,
         n_jobs=None,
+        class_weight=None,
     ):
         self.loss = loss
         self.batch_size = batch_size
@@ -227,6 +228,7 @@ n_features_in_, feature_names_in_, validation_loss_
         self.n_iter_no_change = n_iter_no_change
         self.average = average
         self.n_jobs = n_jobs
+        self.class_weight = class_weight
 
     def _distinct_draw_limit(self):
         # uniform: distinct classes from all K, shared by the minibatch;

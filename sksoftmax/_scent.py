@@ -212,6 +212,12 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         Start ``fit`` from the previous ``coef_``, ``intercept_`` and
         momentum (and the previous ``nu`` when the data have as many rows
         as before).
+    class_weight : dict, 'balanced' or None, default=None
+        Class weights, multiplying the sample weights of each class's rows
+        (scikit-learn's meaning): a dict ``{label: weight}`` (missing labels
+        weigh 1); 'balanced': ``n / (n_classes * n_k)``, n_k a class's
+        summed sample weight, in ``partial_fit`` over every call so far
+        (see :ref:`class weights <class_weight>`).
     verbose : int, default=0
         Print one line per epoch.
     early_stopping : bool, default=False
@@ -342,6 +348,7 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         validation_fraction=0.1,
         n_iter_no_change=8,
         n_jobs=None,
+        class_weight=None,
     ):
         self.batch_size = batch_size
         self.variant = variant
@@ -364,6 +371,7 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.n_jobs = n_jobs
+        self.class_weight = class_weight
 
     def _new_row_state(self, n_rows):
         # NaN marks a row not seen yet: its nu starts from log g_i. The

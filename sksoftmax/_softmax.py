@@ -38,6 +38,12 @@ from ._base import (
     _check_partial_fit_first_call,
     _check_targets,
     _encode_labels,
+    _prior_pseudo_weight,
+)
+from ._class_weight import (
+    CLASS_WEIGHT_CONSTRAINTS,
+    weigh_fit_rows,
+    weigh_stream_rows,
 )
 from ._exact import ExactSolver
 from ._expert_solver import ExpertSolver
@@ -184,6 +190,12 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         features agree.
     n_jobs : int or None, default=None
         Threads for training (lock-free epochs) and prediction; -1: all.
+    class_weight : dict, 'balanced' or None, default=None
+        Class weights, multiplying the sample weights of each class's rows
+        (scikit-learn's meaning): a dict ``{label: weight}`` (missing labels
+        weigh 1); 'balanced': ``n / (n_classes * n_k)``, n_k a class's
+        summed sample weight, in ``partial_fit`` over every call so far
+        (see :ref:`class weights <class_weight>`).
     verbose : int, default=0
         Print the solver choice, the pilot and every epoch.
 
@@ -248,6 +260,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         "warm_start": ["boolean"],
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
+        **CLASS_WEIGHT_CONSTRAINTS,
     }
 
     def __init__(
@@ -267,6 +280,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         warm_start=False,
         n_jobs=None,
         verbose=0,
+        class_weight=None,
     ):
         self.solver = solver
         self.eta0 = eta0
@@ -282,6 +296,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         self.warm_start = warm_start
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.class_weight = class_weight
 
     # ------------------------------------------------------- the model
     @property
@@ -371,7 +386,10 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         counts = np.bincount(y, weights=sample_weight, minlength=n_classes)
         self._solver = self._make_solver(self.solver_, self._n_threads())
         self._solver.setup(
-            n_classes, X.shape[1], X.dtype, self._prior_intercept(counts)
+            n_classes,
+            X.shape[1],
+            X.dtype,
+            self._prior_intercept(counts),
         )
 
     def _seed(self):
@@ -389,7 +407,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         y : array-like of shape (n_samples,)
             Class labels.
         sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative row weights.
+            Non-negative row weights, multiplied by the weights of
+            ``class_weight``.
 
         Returns
         -------
@@ -418,6 +437,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 "The training data must contain samples of at least 2 "
                 f"classes; got one class only: {classes[0]!r}."
             )
+        sample_weight = weigh_fit_rows(self, classes, y_enc, sample_weight)
         warm = (
             self.warm_start
             and self.__dict__.get("_solver") is not None
@@ -712,13 +732,15 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
 
     def _prior_intercept(self, counts):
         """Log class prior with one pseudo-row spread over the classes
-        (a class without rows gets a small, finite intercept)."""
+        (a class without rows gets a small, finite intercept), of weight 1
+        or the smallest positive class total when that is less
+        (``_base._prior_pseudo_weight``)."""
         if not self.fit_intercept:
             return None
         total = counts.sum()
         if total <= 0:
             return None
-        pseudo = 1.0
+        pseudo = _prior_pseudo_weight(counts, 1.0)
         return np.log((counts + pseudo / counts.shape[0]) / (total + pseudo))
 
     def _pilot(self, X, y, sample_weight, rows, whole_epoch=True):
@@ -899,6 +921,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             ensure_non_negative=True,
             allow_all_zero_weights=True,
         )
+        sample_weight = weigh_stream_rows(self, y_enc, sample_weight, first)
         if first:
             self._rng = self._new_rng()
             name = self._choose_solver_verbosely(n_classes, X)

