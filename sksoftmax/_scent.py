@@ -240,6 +240,13 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         ``n_jobs`` (bit for bit); the per-row loss and the per-class step
         run on one thread.
 
+    allow_new_classes : bool, default=False
+        Let ``partial_fit`` add classes it has not seen (in ``y`` or
+        ``classes``) instead of raising: the model grows by them, each
+        starting at its class-prior intercept, and they are appended to
+        ``classes_`` in order of arrival (see the user guide's streaming
+        page).
+
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
@@ -342,6 +349,7 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         validation_fraction=0.1,
         n_iter_no_change=8,
         n_jobs=None,
+        allow_new_classes=False,
     ):
         self.batch_size = batch_size
         self.variant = variant
@@ -364,6 +372,7 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.n_jobs = n_jobs
+        self.allow_new_classes = allow_new_classes
 
     def _new_row_state(self, n_rows):
         # NaN marks a row not seen yet: its nu starts from log g_i. The
@@ -388,6 +397,13 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         if hasattr(self, "_velocity"):
             self._velocity = self._velocity.astype(dtype, copy=False)
             self._velocity_b = self._velocity_b.astype(dtype, copy=False)
+
+    def _per_class_arrays(self):
+        # the momentum of a new class starts at zero
+        return super()._per_class_arrays() + [
+            ("_velocity", 0, 1),
+            ("_velocity_b", 0, 1),
+        ]
 
     def _momentum_buffers(self):
         """V and Vb for the kernel, allocated on first use."""

@@ -230,6 +230,13 @@ class UMaxSoftmaxClassifier(
         depend on ``n_jobs``. ``learning_rate='adagrad'`` trains on one
         thread (its per-row step state is shared), with a UserWarning.
 
+    allow_new_classes : bool, default=False
+        Let ``partial_fit`` add classes it has not seen (in ``y`` or
+        ``classes``) instead of raising: the model grows by them, each
+        starting at its class-prior intercept, and they are appended to
+        ``classes_`` in order of arrival (see the user guide's streaming
+        page).
+
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
@@ -367,6 +374,7 @@ class UMaxSoftmaxClassifier(
         n_iter_no_change=8,
         average=False,
         n_jobs=None,
+        allow_new_classes=False,
     ):
         self.n_sampled_classes = n_sampled_classes
         self.delta = delta
@@ -390,6 +398,7 @@ class UMaxSoftmaxClassifier(
         self.n_iter_no_change = n_iter_no_change
         self.average = average
         self.n_jobs = n_jobs
+        self.allow_new_classes = allow_new_classes
 
     def _bounds(self, dataset):
         """B_W, B_u and sum(s) log K of App. B (per-row loss), or inf."""
