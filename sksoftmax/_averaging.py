@@ -127,6 +127,13 @@ class AveragingMixin:
             (name, 0, 1) for name in _AVERAGE_ARRAYS
         ]
 
+    def _grow_classes(self, n_old, n_new):
+        super()._grow_classes(n_old, n_new)
+        if "_standard_coef" in self.__dict__:
+            # coef_ / intercept_ are the grown iterate or mean (also when a
+            # loader did not keep them the same objects)
+            self._expose_average()
+
     def _start_new_classes(self, classes):
         """A new class's mean starts where its iterate does (W row zero,
         the prior intercept): the mean of the iterates it would have had

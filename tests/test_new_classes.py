@@ -332,3 +332,25 @@ def test_grow_rows_reference():
     assert_array_equal(c[5], [7, 7])
     with pytest.raises(ValueError):
         grow_rows(c, 2)
+
+
+@pytest.mark.parametrize("name", ["umax-avg", "sampled", "softmax-exact"])
+def test_skops_round_trip_then_grow(problem, name):
+    """Loaded by skops (which need not keep coef_ and the running mean the
+    same object), a model still grows consistently, even on a batch of
+    zero weight."""
+    sio = pytest.importorskip("skops.io")
+    X, y, X_test, _, batches = problem
+    est = _stream(
+        _seeded(name, 0, allow_new_classes=True), X, y, batches[:3],
+        n_passes=1,
+    )
+    data = sio.dumps(est)
+    est = sio.loads(data, trusted=sio.get_untrusted_types(data=data))
+    rows = batches[0][:3]
+    est.partial_fit(X[rows], np.array([0, 1, 50]), sample_weight=np.zeros(3))
+    K = est.classes_.shape[0]
+    assert est.coef_.shape[0] == K and est.intercept_.shape == (K,)
+    assert est.predict_proba(X_test[:5]).shape == (5, K)
+    est.partial_fit(X[batches[-1]], y[batches[-1]])
+    assert est.predict_proba(X_test[:5]).shape == (5, est.classes_.shape[0])
