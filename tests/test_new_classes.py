@@ -354,3 +354,57 @@ def test_skops_round_trip_then_grow(problem, name):
     assert est.predict_proba(X_test[:5]).shape == (5, K)
     est.partial_fit(X[batches[-1]], y[batches[-1]])
     assert est.predict_proba(X_test[:5]).shape == (5, est.classes_.shape[0])
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.01])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_exact_kernel_with_spare_columns(alpha, dtype):
+    """The exact solver grown into a buffer with spare columns (the kernel
+    then steps through Wt by its row stride) gives bit for bit the
+    solver that had those classes from the start; the spare columns stay
+    zero."""
+    from sksoftmax._exact import ExactSolver
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(60, 6).astype(dtype)
+    X[X < 0.3] = 0
+    y = rng.randint(0, 7, 60)
+    w = rng.rand(60)
+    b0 = rng.randn(7)
+    grown = ExactSolver(eta=0.3, alpha=alpha)
+    grown.setup(5, 6, dtype, b0[:5])
+    grown.grow(7, b0[5:])
+    assert grown.Wt.shape[1] > 7  # spare columns
+    fresh = ExactSolver(eta=0.3, alpha=alpha)
+    fresh.setup(7, 6, dtype, b0)
+    for solver in (grown, fresh):
+        for _ in range(3):
+            solver.epoch(X, y, w, np.arange(60))
+        solver.finalize()
+    assert_array_equal(grown.coef_view(), fresh.coef_view())
+    assert_array_equal(grown.b, fresh.b)
+    assert_array_equal(grown.G, fresh.G)
+    assert_array_equal(grown.Wt[:, 7:], 0)
+
+
+def test_strided_coef_predicts_as_contiguous(problem):
+    """A grown exact solver's coef_ (the first K columns of W^T, strided)
+    predicts on sparse and dense rows as its contiguous copy does."""
+    X, y, X_test, _, batches = problem
+    est = _stream(
+        _seeded("softmax-exact", 0, allow_new_classes=True), X, y,
+        batches[:20], n_passes=1,
+    )
+    # one more class: spare columns beyond the K in use
+    est.partial_fit(X[:2], np.array([0, 99]), sample_weight=np.zeros(2))
+    assert est._solver.Wt.shape[1] > est.classes_.shape[0]
+    assert not est.coef_.flags.c_contiguous
+    assert not est.coef_.flags.f_contiguous
+    ref = UMaxSoftmaxClassifier().fit(X[:40], y[:40] % 2)
+    ref.coef_ = np.ascontiguousarray(est.coef_)
+    ref.intercept_ = est.intercept_.copy()
+    ref.classes_ = est.classes_
+    for rows in (X_test[:30], X_test[:30].toarray()):
+        assert_allclose(
+            est.predict_proba(rows), ref.predict_proba(rows), rtol=1e-12
+        )
