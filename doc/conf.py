@@ -19,6 +19,23 @@ sys.path.insert(0, os.path.abspath(".."))
 
 import sksoftmax  # noqa: E402
 
+from sksoftmax._registry import api_sections, summary_table  # noqa: E402
+
+# The tables that list the estimators are written from the package's one
+# table of them (sksoftmax/_registry.py) at every build, and included by
+# api.rst and user_guide/choosing.rst.
+_TABLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_registry")
+os.makedirs(_TABLES, exist_ok=True)
+for _name, _text in (
+    ("api_estimators.rst", api_sections()),
+    ("summary_table.rst", summary_table()),
+):
+    _path = os.path.join(_TABLES, _name)
+    # rewritten only when changed: Sphinx rebuilds what includes it
+    if not os.path.exists(_path) or open(_path).read() != _text:
+        with open(_path, "w") as _f:
+            _f.write(_text)
+
 project = "sksoftmax"
 author = "the sksoftmax developers"
 copyright = "the sksoftmax developers, BSD-3-Clause"
@@ -38,6 +55,7 @@ extensions = [
 
 templates_path = ["_templates"]
 exclude_patterns = [
+    "_registry",
     "_build",
     "Thumbs.db",
     ".DS_Store",

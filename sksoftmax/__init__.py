@@ -4,32 +4,18 @@ Unbiased stochastic solvers whose cost per update does not grow with the
 number of classes, returning exact probabilities.
 """
 
-from ._augment_reduce import (
-    ARLogisticClassifier,
-    ARProbitClassifier,
-    ARSoftmaxClassifier,
-)
-from ._bound import StochasticBoundClassifier
-from ._implicit import ImplicitSGDClassifier
+from ._registry import ESTIMATORS as _ESTIMATORS
 from ._shared._openmp import openmp_enabled
-from ._softmax import SoftmaxClassifier
-from ._sampled import SampledSoftmaxClassifier
-from ._scent import SCENTClassifier
-from ._umax import UMaxSoftmaxClassifier
 from .exceptions import DivergenceError
+
+# the estimators, from the one table of them (_registry.py)
+for _entry in _ESTIMATORS:
+    globals()[_entry.name] = _entry.load()
+del _entry
 
 __version__ = "0.1.0.dev0"
 
-__all__ = [
-    "SoftmaxClassifier",
-    "ARLogisticClassifier",
-    "ARProbitClassifier",
-    "ARSoftmaxClassifier",
-    "ImplicitSGDClassifier",
-    "SampledSoftmaxClassifier",
-    "SCENTClassifier",
-    "StochasticBoundClassifier",
-    "UMaxSoftmaxClassifier",
+__all__ = [entry.name for entry in _ESTIMATORS] + [
     "DivergenceError",
     "openmp_enabled",
     "__version__",

@@ -322,7 +322,12 @@ class BaseSoftmaxClassifier(
         dataset = make_dataset(X, sample_weight)
         self._check_dataset(dataset)
         self._check_n_sampled_classes()
-        self._row_norm_stats = _row_norm_stats(dataset, X)
+        if isinstance(self.eta0, str):
+            # only the 'auto' rules read them (O(nnz), with a copy of X's
+            # values for the l1 norms: 10% of a fixed-step U-max epoch)
+            self._row_norm_stats = _row_norm_stats(dataset, X)
+        else:
+            self.__dict__.pop("_row_norm_stats", None)
         self._set_eta0(X, y_enc, sample_weight, keep_pilot=warm)
         order = np.arange(X.shape[0], dtype=np.intp)
         weights = self._weight_matrix(fresh=not warm)

@@ -30,17 +30,8 @@ from sklearn.linear_model import LogisticRegression, SGDClassifier
 from sklearn.utils import gen_batches
 
 from . import _bound, datasets
-from ._augment_reduce import (
-    ARLogisticClassifier,
-    ARProbitClassifier,
-    ARSoftmaxClassifier,
-)
-from ._bound import StochasticBoundClassifier
-from ._implicit import ImplicitSGDClassifier
-from ._sampled import SampledSoftmaxClassifier
-from ._scent import SCENTClassifier
+from ._registry import ESTIMATORS
 from ._softmax import SoftmaxClassifier
-from ._umax import UMaxSoftmaxClassifier
 
 # scikit-learn's classifiers hold a dense (n_classes, n_features) matrix
 # (LogisticRegression's lbfgs several): beyond this many parameters they
@@ -110,24 +101,22 @@ def _sklearn_applies(s):
     )
 
 
-# key -> (label, factory(setting), applies(setting) -> None or why not)
+# the package's estimators that need a rule for when they apply (the rest
+# apply to every setting)
+_APPLIES = {"bound": _bound_applies}
+
+# key -> (label, factory(setting), applies(setting) -> None or why not):
+# the registry's estimators (_registry.py), then scikit-learn's
 METHODS = {
-    "softmax": ("SoftmaxClassifier (defaults)", _front_door, None),
-    "umax": ("U-max", _ours(UMaxSoftmaxClassifier), None),
-    "implicit": ("Implicit SGD", _ours(ImplicitSGDClassifier), None),
-    "sampled": ("Sampled softmax", _ours(SampledSoftmaxClassifier), None),
-    "scent": ("SCENT", _ours(SCENTClassifier), None),
-    "ar-softmax": ("A&R softmax", _ours(ARSoftmaxClassifier), None),
-    "ar-probit": ("A&R probit", _ours(ARProbitClassifier), None),
-    "ar-logistic": ("A&R logistic", _ours(ARLogisticClassifier), None),
-    "bound": (
-        "Stochastic bound",
-        _ours(StochasticBoundClassifier),
-        _bound_applies,
-    ),
-    "logreg": ("LogisticRegression lbfgs", _logreg, _sklearn_applies),
-    "sgd": ("SGDClassifier log_loss OvR", _sgd, _sklearn_applies),
+    e.key: (
+        e.label,
+        _front_door if e.name == "SoftmaxClassifier" else _ours(e.load()),
+        _APPLIES.get(e.key),
+    )
+    for e in ESTIMATORS
 }
+METHODS["logreg"] = ("LogisticRegression lbfgs", _logreg, _sklearn_applies)
+METHODS["sgd"] = ("SGDClassifier log_loss OvR", _sgd, _sklearn_applies)
 
 
 class Setting:

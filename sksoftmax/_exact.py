@@ -163,8 +163,20 @@ class ExactSolver:
 
     def reset(self):
         """Back to the state :meth:`setup` left, in place: no allocation,
-        no copy of W (the step pilot restarts each trial this way)."""
-        self.Wt.fill(0)
+        no copy of W (the step pilot restarts each trial this way).
+
+        Only the rows of ``Wt`` of features that were updated are zeroed:
+        a feature's weights move only in an update that also adds to its
+        ``G`` (a positive squared gradient norm), so ``G[j] == 0`` means
+        ``Wt[j]`` is still zero. On sparse rows a pilot's trials touch a
+        fraction of the features, and zeroing all of ``Wt`` per trial was
+        the pilot's largest cost after its epochs at large D x K.
+        """
+        touched = np.flatnonzero(self.G)
+        if 2 * touched.shape[0] > self.G.shape[0]:
+            self.Wt.fill(0)
+        elif touched.shape[0]:
+            self.Wt[touched] = 0
         np.copyto(self.b, self._b0)
         self.G.fill(0)
         self.Gb = 0.0

@@ -33,14 +33,12 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
-from ._augment_reduce import ARSoftmaxClassifier
 from ._base import (
     _canonical_csr,
     _check_partial_fit_first_call,
     _check_targets,
     _encode_labels,
 )
-from ._bound import StochasticBoundClassifier
 from ._new_classes import (
     append_classes,
     check_label_kind,
@@ -51,21 +49,14 @@ from ._new_classes import (
 )
 from ._exact import ExactSolver
 from ._expert_solver import ExpertSolver
-from ._implicit import ImplicitSGDClassifier
 from ._prediction import SoftmaxPredictionMixin
-from ._scent import SCENTClassifier
-from ._umax import UMaxSoftmaxClassifier
+from ._registry import solver_classes
 from .exceptions import DivergenceError
 
-# The sampled-class solvers: name -> expert estimator class. 'exact' is the
-# exact-gradient solver of _exact.py.
-EXPERT_SOLVERS = {
-    "umax": UMaxSoftmaxClassifier,
-    "implicit": ImplicitSGDClassifier,
-    "scent": SCENTClassifier,
-    "ar": ARSoftmaxClassifier,
-    "bound": StochasticBoundClassifier,
-}
+# The sampled-class solvers: name -> expert estimator class (the registry's
+# entries with a solver name). 'exact' is the exact-gradient solver of
+# _exact.py.
+EXPERT_SOLVERS = solver_classes()
 SOLVERS = ("exact",) + tuple(EXPERT_SOLVERS)
 
 # solver='auto': the exact gradient while a row costs at most this many

@@ -3,29 +3,10 @@ a small four-class problem."""
 
 from sklearn.datasets import make_classification
 
-from sksoftmax import (
-    ARLogisticClassifier,
-    ARProbitClassifier,
-    ARSoftmaxClassifier,
-    ImplicitSGDClassifier,
-    SampledSoftmaxClassifier,
-    SCENTClassifier,
-    SoftmaxClassifier,
-    StochasticBoundClassifier,
-    UMaxSoftmaxClassifier,
-)
+from sksoftmax._registry import ESTIMATORS
 
-ALL_ESTIMATORS = [
-    SoftmaxClassifier,
-    UMaxSoftmaxClassifier,
-    ImplicitSGDClassifier,
-    SampledSoftmaxClassifier,
-    SCENTClassifier,
-    ARSoftmaxClassifier,
-    ARProbitClassifier,
-    ARLogisticClassifier,
-    StochasticBoundClassifier,
-]
+# every public estimator, from the package's one table of them
+ALL_ESTIMATORS = [entry.load() for entry in ESTIMATORS]
 
 
 def four_class_problem(n_samples=300, n_features=8):

@@ -2,9 +2,9 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from _estimators import ALL_ESTIMATORS
+
 from sksoftmax import (
-    ARLogisticClassifier,
-    ARProbitClassifier,
     ARSoftmaxClassifier,
     ImplicitSGDClassifier,
     SampledSoftmaxClassifier,
@@ -14,15 +14,14 @@ from sksoftmax import (
     UMaxSoftmaxClassifier,
 )
 
-ESTIMATORS = [
-    # the front door: its default (exact solver, held-out stopping), without
-    # held-out rows, with a penalty, and a sampled solver behind it
-    SoftmaxClassifier(random_state=0),
+# every public estimator with its defaults (the registry's list), then
+# configurations that take other code paths
+ESTIMATORS = [Est(random_state=0) for Est in ALL_ESTIMATORS] + [
+    # the front door without held-out rows, with a penalty, and a sampled
+    # solver behind it
     SoftmaxClassifier(early_stopping=False, alpha=1e-3, random_state=0),
     SoftmaxClassifier(solver="scent", random_state=0),
-    UMaxSoftmaxClassifier(random_state=0),
     UMaxSoftmaxClassifier(alpha=1e-3, fit_intercept=False, random_state=0),
-    ImplicitSGDClassifier(random_state=0),
     SampledSoftmaxClassifier(loss="ove", random_state=0),
     SampledSoftmaxClassifier(loss="nce", random_state=0),
     SampledSoftmaxClassifier(loss="importance", random_state=0),
@@ -65,11 +64,7 @@ ESTIMATORS = [
         random_state=0,
     ),
     SCENTClassifier(batch_size=8, random_state=0),
-    ARSoftmaxClassifier(random_state=0),
     ARSoftmaxClassifier(learning_rate="constant", eta0=0.1, random_state=0),
-    ARProbitClassifier(random_state=0),
-    ARLogisticClassifier(random_state=0),
-    StochasticBoundClassifier(random_state=0),
     StochasticBoundClassifier(
         variant="paper", eta0=0.01, fit_intercept=False, random_state=0
     ),

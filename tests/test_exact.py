@@ -445,3 +445,37 @@ def test_snapshot_into_a_spare_and_restore_in_place():
     assert_array_equal(view.T, W_second)
     assert np.shares_memory(view, solver.Wt)
     assert not np.shares_memory(solver.Wt, second["Wt"])
+
+
+@pytest.mark.parametrize("fmt", ["dense", "csr"])
+@pytest.mark.parametrize("alpha", [0.0, 0.05])
+def test_reset_returns_to_the_setup_state(fmt, alpha):
+    """reset() after epochs that touched only some features (it zeroes the
+    rows of Wt whose G is positive) leaves the state setup() gave: every
+    array equal, and the next epoch bitwise that of a fresh solver."""
+    X, y, sw = _problem(fmt, np.float64)
+    n, d = X.shape
+    # the first rows leave half the features untouched (zero there)
+    rows = np.arange(10)
+    mask = np.ones((n, d))
+    mask[rows, d // 2 :] = 0
+    X = sp.csr_matrix(X.multiply(mask)) if fmt == "csr" else X * mask
+    intercept = np.linspace(-0.5, 0.5, 7)
+    solver = ExactSolver(eta=0.3, alpha=alpha)
+    solver.setup(7, d, np.float64, intercept)
+    fresh = solver.snapshot()
+    solver.epoch(X, y, sw, rows)
+    solver.finalize()
+    touched = np.flatnonzero(solver.G)
+    assert 0 < touched.shape[0] <= d // 2
+    assert np.any(solver.Wt != 0)
+    solver.reset()
+    for name in STATE:
+        assert_array_equal(getattr(solver, name), fresh[name], err_msg=name)
+    other = ExactSolver(eta=0.3, alpha=alpha)
+    other.setup(7, d, np.float64, intercept)
+    for s in (solver, other):
+        s.epoch(X, y, sw, np.arange(n))
+        s.finalize()
+    for name in STATE:
+        assert_array_equal(getattr(solver, name), getattr(other, name))

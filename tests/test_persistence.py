@@ -12,29 +12,16 @@ import pytest
 from numpy.testing import assert_array_equal
 
 from sksoftmax import (
-    ARLogisticClassifier,
-    ARProbitClassifier,
-    ARSoftmaxClassifier,
-    ImplicitSGDClassifier,
-    SampledSoftmaxClassifier,
-    SCENTClassifier,
-    StochasticBoundClassifier,
     UMaxSoftmaxClassifier,
 )
 from sksoftmax._shared._random import AliasTable, RandomState, _rebuild
 
-from _estimators import four_class_problem
+from _estimators import ALL_ESTIMATORS, four_class_problem
 
-ESTIMATORS = [
-    UMaxSoftmaxClassifier(random_state=0),
+# every public estimator with its defaults (the registry's list), and
+# U-max with the alias-table sampler
+ESTIMATORS = [Est(random_state=0) for Est in ALL_ESTIMATORS] + [
     UMaxSoftmaxClassifier(sampler="frequency", random_state=0),
-    ImplicitSGDClassifier(random_state=0),  # frequency sampler: alias table
-    SampledSoftmaxClassifier(random_state=0),
-    SCENTClassifier(random_state=0),
-    ARSoftmaxClassifier(random_state=0),
-    ARProbitClassifier(random_state=0),
-    ARLogisticClassifier(random_state=0),
-    StochasticBoundClassifier(random_state=0),
 ]
 
 
