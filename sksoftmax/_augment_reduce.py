@@ -267,6 +267,7 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
         n_iter_no_change=8,
         n_jobs=None,
         class_weight=None,
+        allow_new_classes=False,
     ):
         self.n_sampled_classes = n_sampled_classes
         self.batch_size = batch_size
@@ -289,6 +290,7 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
         self.n_iter_no_change = n_iter_no_change
         self.n_jobs = n_jobs
         self.class_weight = class_weight
+        self.allow_new_classes = allow_new_classes
 
     # -------------------------------------------------------------- hooks
     def _learning_rate(self):
@@ -327,6 +329,19 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
         super()._init_state(n_features, dtype)
         self._n_steps = 0
         self._adapt = None
+
+    def _per_class_arrays(self):
+        # per-coordinate step state, (K, D + 1) flat: a new class's
+        # coordinates start with no gradient seen (-1), as at a fresh fit
+        arrays = super()._per_class_arrays()
+        adapt = self.__dict__.get("_adapt")
+        if adapt is not None:
+            per_class = self.coef_.shape[1] + 1
+            if adapt.shape[0] == self.coef_.shape[0] * per_class:
+                arrays.append(("_adapt", -1.0, per_class))
+            else:
+                self._adapt = None  # stale: remade by _adaptive_state
+        return arrays
 
     def _new_row_state(self, n_rows):
         state = np.zeros((n_rows, 3), dtype=np.float64)
@@ -490,6 +505,13 @@ class ARSoftmaxClassifier(_BaseAugmentReduce):
         not depend on ``n_jobs`` (bit for bit). The other schedules'
         global step runs on one thread.
 
+    allow_new_classes : bool, default=False
+        Let ``partial_fit`` add classes it has not seen (in ``y`` or
+        ``classes``) instead of raising: the model grows by them, each
+        starting at its class-prior intercept, and they are appended to
+        ``classes_`` in order of arrival (see the user guide's streaming
+        page).
+
     Attributes
     ----------
     %(common_attrs)s
@@ -648,6 +670,13 @@ class ARProbitClassifier(_NoiseModelClassifier):
         not depend on ``n_jobs`` (bit for bit). The other schedules'
         global step runs on one thread.
 
+    allow_new_classes : bool, default=False
+        Let ``partial_fit`` add classes it has not seen (in ``y`` or
+        ``classes``) instead of raising: the model grows by them, each
+        starting at its class-prior intercept, and they are appended to
+        ``classes_`` in order of arrival (see the user guide's streaming
+        page).
+
     Attributes
     ----------
     %(common_attrs)s
@@ -705,6 +734,13 @@ class ARLogisticClassifier(_NoiseModelClassifier):
         and every sum is taken in row or class order, so the model does
         not depend on ``n_jobs`` (bit for bit). The other schedules'
         global step runs on one thread.
+
+    allow_new_classes : bool, default=False
+        Let ``partial_fit`` add classes it has not seen (in ``y`` or
+        ``classes``) instead of raising: the model grows by them, each
+        starting at its class-prior intercept, and they are appended to
+        ``classes_`` in order of arrival (see the user guide's streaming
+        page).
 
     Attributes
     ----------

@@ -118,6 +118,32 @@ class AveragingMixin:
             average_count=self._average_count,
         )
 
+    def _per_class_arrays(self):
+        arrays = super()._per_class_arrays()
+        if "_standard_coef" not in self.__dict__:
+            return arrays
+        # coef_ / intercept_ are one of these: they follow it
+        return [a for a in arrays if a[0] not in ("coef_", "intercept_")] + [
+            (name, 0, 1) for name in _AVERAGE_ARRAYS
+        ]
+
+    def _grow_classes(self, n_old, n_new):
+        super()._grow_classes(n_old, n_new)
+        if "_standard_coef" in self.__dict__:
+            # coef_ / intercept_ are the grown iterate or mean (also when a
+            # loader did not keep them the same objects)
+            self._expose_average()
+
+    def _start_new_classes(self, classes):
+        """A new class's mean starts where its iterate does (W row zero,
+        the prior intercept): the mean of the iterates it would have had
+        at its start."""
+        super()._start_new_classes(classes)
+        if "_average_intercept" in self.__dict__:
+            self._average_intercept[classes] = self._standard_intercept[
+                classes
+            ]
+
     def _fold_weights(self, weights):
         """Fold W and write the mean (one O(K D) pass), then expose it."""
         super()._fold_weights(weights)

@@ -38,6 +38,14 @@ from ._prediction import SoftmaxPredictionMixin
 from ._shared._random import RandomState
 from ._sgd_schedule import SCHEDULES
 from ._shared._weight_matrix import make_weight_matrix
+from ._new_classes import (
+    append_classes,
+    check_label_kind,
+    check_one_type,
+    encode_with_lookup,
+    per_class_grow,
+    stream_labels,
+)
 from .exceptions import DivergenceError
 
 
@@ -233,6 +241,7 @@ class BaseSoftmaxClassifier(
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Integral, None],
         **CLASS_WEIGHT_CONSTRAINTS,
+        "allow_new_classes": ["boolean"],
     }
 
     # ------------------------------------------------------------------ fit
@@ -264,6 +273,7 @@ class BaseSoftmaxClassifier(
             ``max_iter`` ends the fit before ``tol`` would.
         """
         self._adagrad_thread_warned = False
+        self._allow_new_classes()  # a method that cannot grow refuses it
         X, y = validate_data(
             self,
             X,
@@ -295,6 +305,7 @@ class BaseSoftmaxClassifier(
             and self.coef_.shape == (classes.shape[0], X.shape[1])
         )
         self.classes_ = classes
+        self.__dict__.pop("_class_lookup", None)
         if not warm:
             self._plan(X.shape[0], X.shape[1])
             self._init_state(X.shape[1], X.dtype)
@@ -413,7 +424,8 @@ class BaseSoftmaxClassifier(
         """
         self._adagrad_thread_warned = False
         first = not hasattr(self, "coef_")
-        if first and classes is None:
+        allow_new = self._allow_new_classes()
+        if first and classes is None and not allow_new:
             raise ValueError(
                 "classes must be passed on the first call to partial_fit."
             )
@@ -430,18 +442,37 @@ class BaseSoftmaxClassifier(
             reset=first,
         )
         X = _canonical_csr(X)
+        if allow_new:
+            check_one_type(y)
         if first or y.dtype.kind not in "iub":
             # integer labels are class labels whatever their values (and
             # scikit-learn's check, np.unique over y, costs more the more
             # distinct labels a batch has)
             _check_targets(y)
-        _check_partial_fit_first_call(self, classes)
+        extra_classes = None
+        if first and classes is None:
+            # allow_new_classes: the first batch's labels are the classes
+            classes = y
+        if allow_new and not first:
+            # later calls' classes only add labels (see allow_new_classes)
+            extra_classes = classes
+        else:
+            _check_partial_fit_first_call(self, classes)
         if self.classes_.shape[0] < 2:
+            if first:
+                self.__dict__.pop("_class_lookup", None)
             raise ValueError(
                 f"classes must hold at least 2 classes; got {self.classes_!r}."
             )
+        if first:
+            self._class_lookup = None
+        check_label_kind(self.classes_, y, elementwise=allow_new)
         n_classes = self.classes_.shape[0]
-        if (
+        lookup = self.__dict__.get("_class_lookup")
+        if lookup is not None:
+            # classes_ grew out of order (allow_new_classes)
+            y_enc, known = encode_with_lookup(lookup, y)
+        elif (
             y.dtype.kind in "iu"
             and self.classes_.dtype.kind in "iu"
             and self.classes_[0] == 0
@@ -459,7 +490,12 @@ class BaseSoftmaxClassifier(
             y_enc = np.searchsorted(self.classes_, y)
             known = y_enc < n_classes
             known[known] = self.classes_[y_enc[known]] == y[known]
-        if not known.all():
+        added = None
+        if allow_new:
+            y_enc, added = stream_labels(
+                self, y, y_enc, known, extra_classes
+            )
+        elif not known.all():
             unknown = np.unique(y[~known])
             raise ValueError(
                 f"y contains labels not in classes {self.classes_!r}: "
@@ -474,6 +510,12 @@ class BaseSoftmaxClassifier(
             copy=True,
             allow_all_zero_weights=True,
         )
+        grown = np.arange(0)
+        if added is not None and added.shape[0]:
+            n_old = append_classes(self, added)
+            if not first:
+                self._grow_classes(n_old, self.classes_.shape[0])
+                grown = np.arange(n_old, self.classes_.shape[0])
         if first:
             self._plan(X.shape[0], X.shape[1])
             self._init_state(X.shape[1], X.dtype)
@@ -488,6 +530,8 @@ class BaseSoftmaxClassifier(
             X = X.astype(self.coef_.dtype)
         sample_weight = weigh_stream_rows(self, y_enc, sample_weight, first)
         if not np.any(sample_weight > 0):
+            if grown.shape[0]:
+                self._start_new_classes(grown)
             return self
         # classes first seen in this batch start at their prior (all of
         # them on the first call); classes trained before keep their state.
@@ -507,6 +551,10 @@ class BaseSoftmaxClassifier(
                 else np.unique(y_enc[unseen & (self.class_count_[y_enc] > 0)])
             )
             self._start_at_prior(new)
+        if grown.shape[0]:
+            # classes added by this call: at their prior (those without
+            # a row of positive weight too), in the running mean as well
+            self._start_new_classes(grown)
         dataset = make_dataset(X, sample_weight)
         self._check_dataset(dataset)
         self._check_n_sampled_classes()
@@ -537,6 +585,44 @@ class BaseSoftmaxClassifier(
         if calls & (calls - 1) == 0:
             self._warn_if_runaway(X, y_enc, sample_weight)
         return self
+
+    # ---------------------------------------------------- new classes
+    def _allow_new_classes(self):
+        """``allow_new_classes``, refused by methods whose state cannot
+        grow (``_new_classes_refusal``)."""
+        allow = bool(getattr(self, "allow_new_classes", False))
+        reason = self._new_classes_refusal() if allow else None
+        if reason:
+            raise ValueError(
+                f"{type(self).__name__} does not support "
+                f"allow_new_classes=True: {reason}"
+            )
+        return allow
+
+    def _new_classes_refusal(self):
+        """Why this method's state cannot grow by classes (None: it can)."""
+        return None
+
+    def _per_class_arrays(self):
+        """(attribute, fill, entries per class) of every array whose
+        leading axis runs over the classes (see ``_new_classes``)."""
+        return [
+            ("coef_", 0, 1),
+            ("intercept_", 0, 1),
+            ("class_count_", 0.0, 1),
+        ]
+
+    def _grow_classes(self, n_old, n_new):
+        """Grow the state from ``n_old`` to ``n_new`` classes (new rows of
+        W zero); the sampler's table is rebuilt from the new counts."""
+        per_class_grow(self, n_old, n_new)
+        self._class_count_version = self._next_count_version()
+
+    def _start_new_classes(self, classes):
+        """Intercepts of the classes just added: the class-prior start's
+        (``_start_at_prior``), from the counts so far."""
+        if self.fit_intercept:
+            self._start_at_prior(classes)
 
     # ---------------------------------------------------------- the epoch
     def _weight_matrix(self, fresh, **average):

@@ -236,6 +236,15 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         made the small rank-r updates of a step ten times slower
         (doc/design.md).
 
+    allow_new_classes : bool, default=False
+        Let ``partial_fit`` add classes it has not seen (in ``y`` or
+        ``classes``) instead of raising: the model grows by them, each
+        starting at its class-prior intercept, and they are appended to
+        ``classes_`` in order of arrival (see the user guide's streaming
+        page). Not supported here (a ValueError): the curvature
+        matrix over K x (D + 1) parameters cannot grow by a class
+        without an O((K D)^2) (full rank) or O(rank K D) copy.
+
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
@@ -347,6 +356,7 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         n_iter_no_change=8,
         n_jobs=None,
         class_weight=None,
+        allow_new_classes=False,
     ):
         self.rank = rank
         self.n_directions = n_directions
@@ -369,8 +379,18 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         self.n_iter_no_change = n_iter_no_change
         self.n_jobs = n_jobs
         self.class_weight = class_weight
+        self.allow_new_classes = allow_new_classes
 
     # ----------------------------------------------------------- state
+    def _new_classes_refusal(self):
+        return (
+            "its curvature matrix over n_classes x (n_features + 1) "
+            "parameters (dense at full rank, rank x that at low rank) "
+            "cannot grow by a class without a copy of O(d^2) or O(rank d); "
+            "use another estimator (e.g. SCENTClassifier) for streams that "
+            "meet new classes."
+        )
+
     def _n_params(self, n_features):
         return self.classes_.shape[0] * (n_features + int(self.fit_intercept))
 

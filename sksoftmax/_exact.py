@@ -48,6 +48,7 @@ from ._exact_fast import (
     exact_finalize32,
     exact_finalize64,
 )
+from ._new_classes import grow_rows
 from ._shared._codes import Status
 from ._shared._dataset import make_dataset
 from .exceptions import DivergenceError
@@ -242,7 +243,7 @@ class ExactSolver:
             self._finalize_with(*self._decay_params)
             self._decay_params = (eta, alpha)
         Wt = self.Wt
-        n_features, n_classes = Wt.shape
+        n_features, n_classes = Wt.shape[0], self.b.shape[0]
         if X.dtype != Wt.dtype:
             raise TypeError(f"X has dtype {X.dtype}, the model {Wt.dtype}")
         if X.shape[1] != n_features:
@@ -301,10 +302,39 @@ class ExactSolver:
         Returns
         -------
         coef : ndarray of shape (n_classes, n_features)
-            ``Wt.T``, F-contiguous; call :meth:`finalize` first when
-            ``alpha > 0``.
+            ``Wt.T``, F-contiguous (after :meth:`grow`, the first
+            n_classes columns of ``Wt``, transposed); call
+            :meth:`finalize` first when ``alpha > 0``.
         """
-        return self.Wt.T
+        n_classes = self.b.shape[0]
+        if self.Wt.shape[1] == n_classes:
+            return self.Wt.T
+        return self.Wt[:, :n_classes].T
+
+    def grow(self, n_classes, intercept=None):
+        """Add classes, up to ``n_classes``: their columns of W zero,
+        their intercepts ``intercept`` (the new ones' values; zeros by
+        default).
+
+        ``Wt`` keeps spare columns: while it has room only the new
+        columns are written; otherwise it is copied once into an array
+        with twice the columns (O(D) amortised per added class). Its
+        first ``b.shape[0]`` columns are the classes (the kernel reads
+        ``Wt``'s row stride).
+        """
+        n_old = self.b.shape[0]
+        n_features, capacity = self.Wt.shape
+        if n_classes > capacity:
+            capacity = max(n_classes, 2 * capacity, 8)
+            Wt = np.empty((n_features, capacity), dtype=self.Wt.dtype)
+            Wt[:, :n_old] = self.Wt[:, :n_old]
+            Wt[:, n_old:] = 0
+            self.Wt = Wt
+        else:
+            self.Wt[:, n_old:n_classes] = 0
+        new_b = 0 if intercept is None else np.asarray(intercept)
+        self.b = grow_rows(self.b, n_classes, new_b)
+        self._b0 = grow_rows(self._b0, n_classes, new_b)
 
     # --------------------------------------------------- best-epoch state
     _STATE = ("Wt", "b", "G", "Gb", "tau_last", "tau", "_decay_params")

@@ -54,6 +54,12 @@ class ExpertSolver:
         weight_sum = float(sample_weight[order].sum())
         return float(est.loss_curve_[-1]) * weight_sum, weight_sum
 
+    def grow(self, n_classes, intercept=None):
+        """Add classes, up to ``n_classes``: the expert (made with
+        ``allow_new_classes=True``) adds them on its next ``partial_fit``,
+        at its own class-prior start (``intercept`` is not used)."""
+        self._classes = np.arange(n_classes)
+
     def finalize(self):
         """Nothing pending: ``partial_fit`` leaves ``coef_`` exact."""
 

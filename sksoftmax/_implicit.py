@@ -164,6 +164,13 @@ early_stopping, validation_fraction, n_iter_no_change, class_weight
         depend on ``n_jobs``. ``learning_rate='adagrad'`` trains on one
         thread (its per-row step state is shared), with a UserWarning.
 
+    allow_new_classes : bool, default=False
+        Let ``partial_fit`` add classes it has not seen (in ``y`` or
+        ``classes``) instead of raising: the model grows by them, each
+        starting at its class-prior intercept, and they are appended to
+        ``classes_`` in order of arrival (see the user guide's streaming
+        page).
+
     Attributes
     ----------
     classes_, coef_, intercept_, n_sampled_classes_, eta0_, eta0_trials_, \
@@ -250,6 +257,7 @@ feature_names_in_
         average=False,
         n_jobs=None,
         class_weight=None,
+        allow_new_classes=False,
     ):
         self.n_sampled_classes = n_sampled_classes
         self.sampler = sampler
@@ -273,6 +281,7 @@ feature_names_in_
         self.average = average
         self.n_jobs = n_jobs
         self.class_weight = class_weight
+        self.allow_new_classes = allow_new_classes
 
     def _distinct_draw_limit(self):
         # uniform draws are distinct classes other than the row's own

@@ -128,7 +128,10 @@ class SoftmaxPredictionMixin:
         """
         n_threads = self._n_threads()
         coef = self.coef_
-        transposed = not coef.flags.c_contiguous and coef.T.flags.c_contiguous
+        # stored as W^T (D, K) or as its first K columns (a grown model)
+        transposed = not coef.flags.c_contiguous and (
+            coef.T.flags.c_contiguous or coef.strides[0] == coef.itemsize
+        )
         n, n_classes = X.shape[0], coef.shape[0]
         dtype = np.result_type(X.dtype, coef.dtype)
         name = "64" if dtype == np.float64 else "32"
@@ -461,10 +464,18 @@ class SoftmaxPredictionMixin:
         """
         X = self._validate_X_predict(X)
         y = np.asarray(y)
-        idx = np.searchsorted(self.classes_, y)
-        idx[idx == self.classes_.shape[0]] = 0
-        if not np.array_equal(self.classes_[idx], y):
+        lookup = self.__dict__.get("_class_lookup")
+        if lookup is not None:
+            # classes_ grew out of order (allow_new_classes)
+            sorted_labels, codes = lookup
+        else:
+            sorted_labels, codes = self.classes_, None
+        idx = np.searchsorted(sorted_labels, y)
+        idx[idx == sorted_labels.shape[0]] = 0
+        if not np.array_equal(sorted_labels[idx], y):
             raise ValueError("y contains labels not in classes_.")
+        if codes is not None:
+            idx = codes[idx]
         sw = (
             None
             if sample_weight is None

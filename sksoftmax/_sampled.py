@@ -115,6 +115,13 @@ early_stopping, validation_fraction, n_iter_no_change, class_weight
         eta0='auto' pilot always runs on one thread, so ``eta0_`` does not
         depend on ``n_jobs``.
 
+    allow_new_classes : bool, default=False
+        Let ``partial_fit`` add classes it has not seen (in ``y`` or
+        ``classes``) instead of raising: the model grows by them, each
+        starting at its class-prior intercept, and they are appended to
+        ``classes_`` in order of arrival (see the user guide's streaming
+        page).
+
     Attributes
     ----------
     classes_, coef_, intercept_, n_sampled_classes_, n_iter_, t_, \
@@ -205,6 +212,7 @@ n_features_in_, feature_names_in_, validation_loss_
         average=False,
         n_jobs=None,
         class_weight=None,
+        allow_new_classes=False,
     ):
         self.loss = loss
         self.batch_size = batch_size
@@ -229,6 +237,7 @@ n_features_in_, feature_names_in_, validation_loss_
         self.average = average
         self.n_jobs = n_jobs
         self.class_weight = class_weight
+        self.allow_new_classes = allow_new_classes
 
     def _distinct_draw_limit(self):
         # uniform: distinct classes from all K, shared by the minibatch;

@@ -246,6 +246,13 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         ``n_jobs`` (bit for bit); the per-row loss and the per-class step
         run on one thread.
 
+    allow_new_classes : bool, default=False
+        Let ``partial_fit`` add classes it has not seen (in ``y`` or
+        ``classes``) instead of raising: the model grows by them, each
+        starting at its class-prior intercept, and they are appended to
+        ``classes_`` in order of arrival (see the user guide's streaming
+        page).
+
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
@@ -349,6 +356,7 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         n_iter_no_change=8,
         n_jobs=None,
         class_weight=None,
+        allow_new_classes=False,
     ):
         self.batch_size = batch_size
         self.variant = variant
@@ -372,6 +380,7 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         self.n_iter_no_change = n_iter_no_change
         self.n_jobs = n_jobs
         self.class_weight = class_weight
+        self.allow_new_classes = allow_new_classes
 
     def _new_row_state(self, n_rows):
         # NaN marks a row not seen yet: its nu starts from log g_i. The
@@ -396,6 +405,13 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         if hasattr(self, "_velocity"):
             self._velocity = self._velocity.astype(dtype, copy=False)
             self._velocity_b = self._velocity_b.astype(dtype, copy=False)
+
+    def _per_class_arrays(self):
+        # the momentum of a new class starts at zero
+        return super()._per_class_arrays() + [
+            ("_velocity", 0, 1),
+            ("_velocity_b", 0, 1),
+        ]
 
     def _momentum_buffers(self):
         """V and Vb for the kernel, allocated on first use."""

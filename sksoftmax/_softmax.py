@@ -45,6 +45,14 @@ from ._class_weight import (
     weigh_fit_rows,
     weigh_stream_rows,
 )
+from ._new_classes import (
+    append_classes,
+    check_label_kind,
+    check_one_type,
+    encode_with_lookup,
+    grow_rows,
+    stream_labels,
+)
 from ._exact import ExactSolver
 from ._expert_solver import ExpertSolver
 from ._prediction import SoftmaxPredictionMixin
@@ -199,6 +207,13 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
     verbose : int, default=0
         Print the solver choice, the pilot and every epoch.
 
+    allow_new_classes : bool, default=False
+        Let ``partial_fit`` add classes it has not seen (in ``y`` or
+        ``classes``) instead of raising: the model grows by them, each
+        starting at its class-prior intercept, and they are appended to
+        ``classes_`` in order of arrival (see the user guide's streaming
+        page). Not with ``solver='bound'`` (a ValueError).
+
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
@@ -261,6 +276,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
         **CLASS_WEIGHT_CONSTRAINTS,
+        "allow_new_classes": ["boolean"],
     }
 
     def __init__(
@@ -281,6 +297,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         n_jobs=None,
         verbose=0,
         class_weight=None,
+        allow_new_classes=False,
     ):
         self.solver = solver
         self.eta0 = eta0
@@ -297,6 +314,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.class_weight = class_weight
+        self.allow_new_classes = allow_new_classes
 
     # ------------------------------------------------------- the model
     @property
@@ -369,6 +387,9 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         )
         if "n_jobs" in cls().get_params():
             params["n_jobs"] = self.n_jobs
+        if self.allow_new_classes:
+            # the expert adds the classes this estimator adds
+            params["allow_new_classes"] = True
         return ExpertSolver(clone(cls(**params)))
 
     def _choose_solver_verbosely(self, n_classes, X):
@@ -391,6 +412,17 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             X.dtype,
             self._prior_intercept(counts),
         )
+
+    def _check_allow_new_classes(self):
+        """``allow_new_classes``; a ValueError with solver='bound'."""
+        if self.allow_new_classes and self.solver == "bound":
+            raise ValueError(
+                "SoftmaxClassifier(solver='bound') does not support "
+                "allow_new_classes=True: the bound method's curvature "
+                "matrix cannot grow by a class (see "
+                "StochasticBoundClassifier); use another solver."
+            )
+        return bool(self.allow_new_classes)
 
     def _seed(self):
         return int(self._rng.randint(np.iinfo(np.int32).max))
@@ -415,6 +447,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         self : object
             Fitted estimator.
         """
+        self._check_allow_new_classes()
         X, y = validate_data(
             self,
             X,
@@ -447,6 +480,10 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         )
         self.classes_ = classes
         n_classes = classes.shape[0]
+        self.__dict__.pop("_class_lookup", None)
+        self._partial_fit_counts = np.bincount(
+            y_enc, weights=sample_weight, minlength=n_classes
+        )
         self._rng = self._new_rng()
 
         train = np.arange(X.shape[0])
@@ -882,7 +919,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         self : object
         """
         first = self.__dict__.get("_solver") is None
-        if first and classes is None:
+        allow_new = self._check_allow_new_classes()
+        if first and classes is None and not allow_new:
             raise ValueError(
                 "classes must be passed on the first call to partial_fit."
             )
@@ -896,18 +934,41 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             reset=first,
         )
         X = _canonical_csr(X)
+        if allow_new:
+            check_one_type(y)
         _check_targets(y)
         if first:
             self.classes_ = None
-        _check_partial_fit_first_call(self, classes)
+            self._class_lookup = None
+        extra_classes = None
+        if first and classes is None:
+            # allow_new_classes: the first batch's labels are the classes
+            classes = y
+        if allow_new and not first:
+            # later calls' classes only add labels (see allow_new_classes)
+            extra_classes = classes
+        else:
+            _check_partial_fit_first_call(self, classes)
         n_classes = self.classes_.shape[0]
         if n_classes < 2:
             raise ValueError(
                 f"classes must hold at least 2 classes; got {self.classes_!r}."
             )
-        y_enc = np.searchsorted(self.classes_, y)
-        y_enc[y_enc == n_classes] = 0
-        if not np.array_equal(self.classes_[y_enc], y):
+        check_label_kind(self.classes_, y, elementwise=allow_new)
+        lookup = self.__dict__.get("_class_lookup")
+        if lookup is not None:
+            # classes_ grew out of order (allow_new_classes)
+            y_enc, known = encode_with_lookup(lookup, y)
+        else:
+            y_enc = np.searchsorted(self.classes_, y)
+            y_enc[y_enc == n_classes] = 0
+            known = self.classes_[y_enc] == y
+        added = None
+        if allow_new:
+            y_enc, added = stream_labels(
+                self, y, y_enc, np.asarray(known), extra_classes
+            )
+        elif not np.all(known):
             unknown = np.setdiff1d(np.unique(y), self.classes_)
             raise ValueError(
                 f"y contains labels not in classes {self.classes_!r}: "
@@ -921,7 +982,28 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             ensure_non_negative=True,
             allow_all_zero_weights=True,
         )
+        n_old = n_classes
+        if added is not None and added.shape[0]:
+            append_classes(self, added)
+            n_classes = self.classes_.shape[0]
         sample_weight = weigh_stream_rows(self, y_enc, sample_weight, first)
+        if first:
+            self._partial_fit_counts = np.zeros(n_classes)
+        else:
+            counts = self.__dict__.get("_partial_fit_counts")
+            if counts is None or counts.shape[0] != n_old:
+                counts = np.zeros(n_old)
+            if n_classes > n_old:
+                counts = grow_rows(counts, n_classes, 0.0)
+            self._partial_fit_counts = counts
+        np.add.at(self._partial_fit_counts, y_enc, sample_weight)
+        if not first and n_classes > n_old:
+            # the new classes start at the class prior of the rows so far
+            # (this batch's included), their rows of W at zero
+            prior = self._prior_intercept(self._partial_fit_counts)
+            self._solver.grow(
+                n_classes, None if prior is None else prior[n_old:]
+            )
         if first:
             self._rng = self._new_rng()
             name = self._choose_solver_verbosely(n_classes, X)

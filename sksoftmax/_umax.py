@@ -236,6 +236,13 @@ class UMaxSoftmaxClassifier(
         depend on ``n_jobs``. ``learning_rate='adagrad'`` trains on one
         thread (its per-row step state is shared), with a UserWarning.
 
+    allow_new_classes : bool, default=False
+        Let ``partial_fit`` add classes it has not seen (in ``y`` or
+        ``classes``) instead of raising: the model grows by them, each
+        starting at its class-prior intercept, and they are appended to
+        ``classes_`` in order of arrival (see the user guide's streaming
+        page).
+
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
@@ -376,6 +383,7 @@ class UMaxSoftmaxClassifier(
         average=False,
         n_jobs=None,
         class_weight=None,
+        allow_new_classes=False,
     ):
         self.n_sampled_classes = n_sampled_classes
         self.delta = delta
@@ -400,6 +408,7 @@ class UMaxSoftmaxClassifier(
         self.average = average
         self.n_jobs = n_jobs
         self.class_weight = class_weight
+        self.allow_new_classes = allow_new_classes
 
     def _bounds(self, dataset):
         """B_W, B_u and sum(s) log K of App. B (per-row loss), or inf."""
