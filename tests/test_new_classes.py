@@ -408,3 +408,62 @@ def test_strided_coef_predicts_as_contiguous(problem):
         assert_allclose(
             est.predict_proba(rows), ref.predict_proba(rows), rtol=1e-12
         )
+
+
+def _growing_stream(seed=0):
+    """Batches whose labels reach 0..5 in order, classes 3..5 arriving
+    late, unsorted (5 before 4)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(400, 5))
+    y = np.concatenate(
+        [rng.integers(0, 3, 200), rng.choice([0, 1, 2, 5], 100),
+         rng.integers(0, 6, 100)]
+    )
+    return X, y, [np.arange(k, k + 50) for k in range(0, 400, 50)]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda **kw: UMaxSoftmaxClassifier(eta0=0.05, **kw),
+        lambda **kw: SoftmaxClassifier(solver="exact", eta0=0.5, **kw),
+    ],
+    ids=["umax", "softmax-exact"],
+)
+@pytest.mark.parametrize("class_weight", ["balanced", "dict"])
+def test_class_weight_follows_classes_that_arrive(make, class_weight):
+    """class_weight with allow_new_classes: a dict may name classes not
+    seen yet (they get their weight once they arrive), 'balanced' keeps
+    the counts of the classes seen before the new ones; the stream is
+    bitwise the one given the same weights as sample_weight."""
+    X, y, batches = _growing_stream()
+    weights = {0: 1.0, 1: 2.0, 2: 0.5, 4: 3.0, 5: 0.25}
+    cw = weights if class_weight == "dict" else "balanced"
+    a = make(class_weight=cw, allow_new_classes=True, random_state=0)
+    b = make(allow_new_classes=True, random_state=0)
+    sums, total = {}, 0.0
+    for rows in batches:
+        yb = y[rows]
+        if class_weight == "dict":
+            sw = np.array([weights.get(int(c), 1.0) for c in yb])
+        else:
+            # n / (n_seen n_k) over every call so far, this one included
+            for c in yb:
+                sums[int(c)] = sums.get(int(c), 0.0) + 1.0
+            total += float(yb.shape[0])
+            sw = np.array([total / (len(sums) * sums[int(c)]) for c in yb])
+        a.partial_fit(X[rows], yb)
+        b.partial_fit(X[rows], yb, sample_weight=sw)
+    assert_array_equal(a.classes_, [0, 1, 2, 5, 3, 4])
+    assert_array_equal(a.classes_, b.classes_)
+    assert_allclose(a.coef_, b.coef_, rtol=1e-12, atol=1e-14)
+    assert_allclose(a.intercept_, b.intercept_, rtol=1e-12, atol=1e-14)
+
+
+def test_class_weight_dict_key_not_a_class_without_the_option():
+    """Without allow_new_classes a dict key that is not a class is still
+    scikit-learn's error."""
+    X, y, batches = _growing_stream()
+    est = UMaxSoftmaxClassifier(class_weight={0: 1.0, 9: 2.0})
+    with pytest.raises(ValueError, match="not classes"):
+        est.partial_fit(X[:50], y[:50], classes=np.arange(6))
