@@ -81,8 +81,9 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         L2 penalty: the objective is log-loss + alpha/2 ||W||^2.
     max_iter : int, default=100
         Epochs at most.
-    tol : float, default=1e-4
+    tol : float or None, default=1e-4
         An epoch improves when the objective falls by more than ``tol``.
+        None: run ``max_iter`` epochs (a worse epoch is still undone).
     n_iter_no_change : int, default=8
         Stop after this many epochs without improvement.
     fit_intercept : bool, default=True
@@ -130,7 +131,7 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         "eta0": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left"), None],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "fit_intercept": ["boolean"],
         "shuffle": ["boolean"],
@@ -482,7 +483,8 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
                     print(f"epoch {epoch + 1}: objective {objective:.6g} "
                           f"worse, undone; eta -> {eta:.3g}")
             else:
-                no_change = no_change + 1 if objective > best - self.tol else 0
+                stalled = self.tol is not None and objective > best - self.tol
+                no_change = no_change + 1 if stalled else 0
                 best = min(best, objective)
                 shards = blocks
                 b_rows = [
@@ -492,10 +494,10 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
                 self.loss_curve_.append(float(objective))
                 if self.verbose:
                     print(f"epoch {epoch + 1}: objective {objective:.6g}")
-            if no_change >= self.n_iter_no_change:
+            if self.tol is not None and no_change >= self.n_iter_no_change:
                 break
         else:
-            if self.max_iter > 1:
+            if self.max_iter > 1 and self.tol is not None:
                 warnings.warn(
                     f"DistributedSoftmaxClassifier: max_iter={self.max_iter} "
                     "reached before the objective stopped improving.",

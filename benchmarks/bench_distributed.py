@@ -1,0 +1,135 @@
+"""DistributedSoftmaxClassifier (DS-MLR, W split by classes) on a
+LocalCluster of 2 worker processes (1 thread each) against the
+single-process SoftmaxClassifier on the same data.
+
+For each run: seconds per epoch (wall clock of ``fit`` over its epochs:
+the distributed figure includes its task scheduling and the class blocks'
+moves, the single-process one the exact solver's epochs), the test
+log-loss after ``--epochs`` epochs, and the bytes of W each worker holds.
+The distributed estimator is also run with ``n_shards=1`` on the same
+cluster (one worker trains while the other idles: the same kernel and
+protocol, without the ring), so that the ratio of the two distributed
+rows is the parallel speed-up on these machines. Every figure of a run is
+measured in the same process, one after the other; the cores are shared,
+so read the ratios, not the seconds.
+
+The data: ``make_softmax_classification`` (sparse rows), split 80/20.
+
+Usage::
+
+    python benchmarks/bench_distributed.py
+    python benchmarks/bench_distributed.py --n-samples 20000 --n-classes 2000
+"""
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+
+from sksoftmax import SoftmaxClassifier
+from sksoftmax.datasets import make_softmax_classification
+
+
+def _worker_rss(client):
+    def rss():
+        import psutil
+
+        return psutil.Process().memory_info().rss
+
+    return client.run(rss)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n-samples", type=int, default=10000)
+    parser.add_argument("--n-features", type=int, default=500)
+    parser.add_argument("--n-classes", type=int, default=1000)
+    parser.add_argument("--density", type=float, default=0.02)
+    parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--alpha", type=float, default=0.0)
+    args = parser.parse_args(argv)
+
+    from distributed import Client, LocalCluster
+
+    from sksoftmax.distributed import DistributedSoftmaxClassifier
+
+    X, y = make_softmax_classification(
+        n_samples=args.n_samples,
+        n_features=args.n_features,
+        n_classes=args.n_classes,
+        density=args.density,
+        random_state=0,
+    )
+    X = X.astype(np.float32)
+    n_train = int(0.8 * X.shape[0])
+    Xtr, ytr, Xte, yte = X[:n_train], y[:n_train], X[n_train:], y[n_train:]
+    # test rows of classes seen in training (log-loss is defined on them)
+    known = np.isin(yte, ytr)
+    Xte, yte = Xte[known], yte[known]
+    K = np.unique(ytr).shape[0]
+    print(
+        f"data: {n_train} training rows, {X.shape[0] - n_train} test rows, "
+        f"{X.shape[1]} features ({X[:n_train].nnz / n_train:.1f} nonzeros "
+        f"per row), {K} classes; {args.epochs} epochs; float32"
+    )
+    w_bytes = K * X.shape[1] * 4
+    print(f"W: {w_bytes / 2**20:.1f} MiB\n")
+    print(f"{'run':<34}{'s/epoch':>9}{'test log-loss':>15}{'W per worker':>14}")
+    warnings.simplefilter("ignore")
+
+    t = time.perf_counter()
+    single = SoftmaxClassifier(
+        solver="exact",
+        alpha=args.alpha,
+        max_iter=args.epochs,
+        tol=None,
+        early_stopping=False,
+        random_state=0,
+    ).fit(Xtr, ytr)
+    per_epoch = (time.perf_counter() - t) / single.n_iter_
+    print(
+        f"{'SoftmaxClassifier (1 process)':<34}{per_epoch:>9.3f}"
+        f"{single.log_loss(Xte, yte):>15.4f}{w_bytes / 2**20:>11.1f} MiB"
+    )
+    base = per_epoch
+
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True,
+        dashboard_address=None,
+    ) as cluster, Client(cluster) as client:
+        rows = {}
+        for n_shards in (1, 2):
+            t = time.perf_counter()
+            dist = DistributedSoftmaxClassifier(
+                alpha=args.alpha,
+                max_iter=args.epochs,
+                tol=None,
+                n_shards=n_shards,
+                random_state=0,
+            ).fit(Xtr, ytr)
+            per_epoch = (time.perf_counter() - t) / dist.n_iter_
+            rows[n_shards] = per_epoch
+            held = {}
+            for (lo, hi), w in zip(dist.class_ranges_, dist.shard_workers_):
+                held[w] = held.get(w, 0) + (hi - lo) * X.shape[1] * 4
+            most = max(held.values())
+            name = f"Distributed, {n_shards} shard(s), 2 workers"
+            print(
+                f"{name:<34}{per_epoch:>9.3f}"
+                f"{dist.log_loss(Xte, yte):>15.4f}{most / 2**20:>11.1f} MiB"
+            )
+        rss = _worker_rss(client)
+    print(
+        f"\nratios in this run: distributed 2 shards / 1 shard = "
+        f"{rows[2] / rows[1]:.2f}; distributed 2 shards / single process = "
+        f"{rows[2] / base:.2f}"
+    )
+    print(
+        "worker RSS at the end (MiB): "
+        + ", ".join(f"{v / 2**20:.0f}" for v in rss.values())
+    )
+
+
+if __name__ == "__main__":
+    main()
