@@ -10,15 +10,11 @@ from scipy.special import logsumexp
 
 from sksoftmax._dsmlr_fast import ds_subepoch_32, ds_subepoch_64
 from sksoftmax._shared._dataset import make_dataset
-from sksoftmax._shared._weight_matrix import WeightMatrix32, WeightMatrix64
 from sksoftmax.distributed._worker import ClassShard, merge_stats, merge_topk
 
 pytestmark = pytest.mark.kernel
 
-KERNELS = {
-    np.float64: (ds_subepoch_64, WeightMatrix64),
-    np.float32: (ds_subepoch_32, WeightMatrix32),
-}
+KERNELS = {np.float64: ds_subepoch_64, np.float32: ds_subepoch_32}
 
 
 def _problem(dtype, sparse, n=40, d=12, k=9, seed=0):
@@ -110,7 +106,8 @@ def _reference_subepoch(X, W, c, y, b_row, lo, eta, alpha, fit_intercept):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("sparse", [True, False])
-@pytest.mark.parametrize("alpha", [0.0, 0.05])
+# alpha=50: factor 0.5 per row, the lazy scale folds below 1e-9 (row 30)
+@pytest.mark.parametrize("alpha", [0.0, 0.05, 50.0])
 @pytest.mark.parametrize("fit_intercept", [True, False])
 def test_subepoch_matches_numpy(dtype, sparse, alpha, fit_intercept):
     X, W, b, y = _problem(dtype, sparse)
@@ -124,18 +121,18 @@ def test_subepoch_matches_numpy(dtype, sparse, alpha, fit_intercept):
     W_ref, c_ref, lse_ref, sy_ref = _reference_subepoch(
         X, W[lo:hi], b[lo:hi], y, b_row, lo, eta, alpha, fit_intercept
     )
-    kernel, wm_cls = KERNELS[dtype]
-    coef = W[lo:hi].copy()
+    kernel = KERNELS[dtype]
+    Wt = np.ascontiguousarray(W[lo:hi].T)
     intercept = b[lo:hi].copy()
     lse = np.empty(X.shape[0])
     sy = np.zeros(X.shape[0])
     opts = {"eta": eta, "alpha": alpha, "fit_intercept": fit_intercept,
             "shuffle": False, "seed": 0}
-    status, _, _ = kernel(make_dataset(X), wm_cls(coef, intercept),
+    status, _, _ = kernel(make_dataset(X), Wt, intercept,
                           block.local_labels(y), b_row, lse, sy, opts)
     assert status == 0
     rtol = 1e-10 if dtype == np.float64 else 2e-4
-    assert_allclose(coef, W_ref, rtol=rtol, atol=rtol)
+    assert_allclose(Wt.T, W_ref, rtol=rtol, atol=rtol)
     assert_allclose(intercept, c_ref, rtol=rtol, atol=rtol)
     assert_allclose(lse, lse_ref, rtol=rtol, atol=rtol)
     assert_allclose(sy, sy_ref, rtol=rtol, atol=rtol)
@@ -147,16 +144,16 @@ def test_subepoch_shuffle_visits_every_row_once_and_reports_overflow():
             "shuffle": True, "seed": 7}
     lse = np.full(X.shape[0], np.nan)
     sy = np.zeros(X.shape[0])
-    coef, intercept = W.copy(), b.copy()
-    status, _, _ = ds_subepoch_64(make_dataset(X), WeightMatrix64(coef, intercept),
+    Wt, intercept = np.ascontiguousarray(W.T), b.copy()
+    status, _, _ = ds_subepoch_64(make_dataset(X), Wt, intercept,
                                   y.astype(np.intp), np.zeros(X.shape[0]),
                                   lse, sy, opts)
     # eta = 0: W unchanged, and every row's partial log-partition written
     assert status == 0
-    assert_array_equal(coef, W)
+    assert_array_equal(Wt.T, W)
     assert_allclose(lse, logsumexp(X @ W.T + b, axis=1), rtol=1e-12)
     # a b_i far too large: the exponent passes the threshold, status 1
     status, bad_row, bad_value = ds_subepoch_64(
-        make_dataset(X), WeightMatrix64(W.copy(), b.copy()), y.astype(np.intp),
+        make_dataset(X), np.ascontiguousarray(W.T), b.copy(), y.astype(np.intp),
         np.full(X.shape[0], 800.0), lse, sy, dict(opts, eta=0.1))
     assert status == 1 and bad_row >= 0 and bad_value > 700

@@ -410,7 +410,11 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             rows.append(r)
             b_rows.append(client.submit(W.initial_b, r, workers=[w], pure=False))
         eta = self._eta(client, rows)
-        self._fit_epochs(client, rows, b_rows, shards, eta, P)
+        # the objective at the start (W = 0, intercepts c): the log-loss
+        # sum_i (log sum_k e^{c_k} - c_{y_i}) / n; an epoch above it is
+        # undone like any worse epoch
+        start = float(np.mean(lse0 - intercept.astype(np.float64)[y_enc]))
+        self._fit_epochs(client, rows, b_rows, shards, eta, P, start)
         self._client = client
         return self
 
@@ -422,10 +426,10 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         mean = sum(s[0] for s in sums) / max(n, 1) + float(self.fit_intercept)
         return ETA_AUTO / max(mean, 1e-12)
 
-    def _fit_epochs(self, client, rows, b_rows, shards, eta, P):
+    def _fit_epochs(self, client, rows, b_rows, shards, eta, P, start):
         rng = check_random_state(self.random_state)
         workers = self.shard_workers_
-        best = np.inf
+        best = start
         no_change = 0
         self.loss_curve_ = []
         self.n_iter_ = 0
@@ -504,9 +508,11 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
                     _convergence_warning(),
                 )
         if not self.loss_curve_:
-            raise FloatingPointError(
-                "every epoch overflowed or raised the objective; pass a "
-                "smaller eta0."
+            warnings.warn(
+                "DistributedSoftmaxClassifier: every epoch overflowed or "
+                "raised the objective, the model is the starting one; pass "
+                "a smaller eta0.",
+                _convergence_warning(),
             )
         self.eta_ = eta
         self._shards = shards

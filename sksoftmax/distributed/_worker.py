@@ -16,19 +16,24 @@ from .._dsmlr_fast import ds_subepoch_32, ds_subepoch_64
 from .._prediction import SoftmaxPredictionMixin
 from .._shared._codes import Status
 from .._shared._dataset import make_dataset
-from .._shared._weight_matrix import WeightMatrix32, WeightMatrix64
 
 _SUBEPOCH = {np.dtype(np.float64): ds_subepoch_64, np.dtype(np.float32): ds_subepoch_32}
-_WEIGHTS = {np.dtype(np.float64): WeightMatrix64, np.dtype(np.float32): WeightMatrix32}
 
 
 class ClassShard(SoftmaxPredictionMixin):
     """Rows lo:hi of a model's W and intercepts, scored by the package's
     evaluation kernels (``_prediction._evaluate``) as a model of its own
-    whose classes are 0..hi-lo-1."""
+    whose classes are 0..hi-lo-1.
+
+    ``coef`` (K_b, D) is kept C-contiguous or as the transpose of a
+    C-contiguous (D, K_b) array (the DS-MLR sub-epoch's layout, which the
+    evaluation reads as it is).
+    """
 
     def __init__(self, coef, intercept, lo, n_jobs=None):
-        self.coef_ = np.ascontiguousarray(coef)
+        if not (coef.flags.c_contiguous or coef.T.flags.c_contiguous):
+            coef = np.ascontiguousarray(coef)
+        self.coef_ = coef
         self.intercept_ = np.ascontiguousarray(intercept, dtype=self.coef_.dtype)
         self.classes_ = np.arange(self.coef_.shape[0])
         self.lo = int(lo)
@@ -200,18 +205,18 @@ def subepoch(rows, block, b_row, opts):
     """One (row block, class block) sub-epoch of DS-MLR on a copy of the
     class block; returns (the updated block, (lse_part, sy_part, status,
     bad_value))."""
-    coef = np.array(block.coef_, copy=True)
+    # a copy, transposed (D, K_b): the kernel's layout
+    Wt = np.array(block.coef_.T, order="C", copy=True)
     intercept = np.array(block.intercept_, copy=True)
     ds = make_dataset(rows["X"])
-    wm = _WEIGHTS[coef.dtype](coef, intercept)
     n = rows["X"].shape[0]
     lse = np.empty(n)
     sy = np.zeros(n)
     y_local = block.local_labels(rows["y"])
-    status, bad_row, bad_value = _SUBEPOCH[coef.dtype](
-        ds, wm, y_local, b_row, lse, sy, opts
+    status, bad_row, bad_value = _SUBEPOCH[Wt.dtype](
+        ds, Wt, intercept, y_local, b_row, lse, sy, opts
     )
-    new = ClassShard(coef, intercept, block.lo, block.n_jobs)
+    new = ClassShard(Wt.T, intercept, block.lo, block.n_jobs)
     return new, (lse, sy, int(status), float(bad_value))
 
 
