@@ -74,9 +74,16 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
     ----------
     n_shards : int or None, default=None
         Class blocks P (and row blocks of ``fit``); None: one per worker.
+    strategy : {'dsmlr', 'mixing'}, default='dsmlr'
+        'dsmlr': W split by classes while fitting (DS-MLR). 'mixing': W
+        fits on every worker; each runs the exact solver's threaded epoch
+        on its rows from the same W, and W is averaged after each epoch
+        (iterative parameter mixing). Either way the fitted model is then
+        split by classes for prediction.
     eta0 : 'auto' or float, default='auto'
-        Step of the sub-epochs; 'auto': 0.5 / mean(||x||^2 + 1). Halved
-        after an epoch that raised the objective (that epoch is undone).
+        The step; 'auto': 0.5 / mean(||x||^2 + 1) for 'dsmlr', the exact
+        solver's step without pilot (1.0) for 'mixing'. Halved after an
+        epoch that raised the objective (that epoch is undone).
     alpha : float, default=0.0
         L2 penalty: the objective is log-loss + alpha/2 ||W||^2.
     max_iter : int, default=100
@@ -128,6 +135,7 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
 
     _parameter_constraints = {
         "n_shards": [Interval(Integral, 1, None, closed="left"), None],
+        "strategy": [StrOptions({"dsmlr", "mixing"})],
         "eta0": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -145,6 +153,7 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         self,
         *,
         n_shards=None,
+        strategy="dsmlr",
         eta0="auto",
         alpha=0.0,
         max_iter=100,
@@ -158,6 +167,7 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         verbose=0,
     ):
         self.n_shards = n_shards
+        self.strategy = strategy
         self.eta0 = eta0
         self.alpha = alpha
         self.max_iter = max_iter
@@ -409,6 +419,10 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             )
             rows.append(r)
             b_rows.append(client.submit(W.initial_b, r, workers=[w], pure=False))
+        if self.strategy == "mixing":
+            self._fit_mixing(client, rows, shards, intercept, y_enc, K, P)
+            self._client = client
+            return self
         eta = self._eta(client, rows)
         # the objective at the start (W = 0, intercepts c): the log-loss
         # sum_i (log sum_k e^{c_k} - c_{y_i}) / n; an epoch above it is
@@ -417,6 +431,92 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         self._fit_epochs(client, rows, b_rows, shards, eta, P, start)
         self._client = client
         return self
+
+    def _fit_mixing(self, client, rows, shards, intercept, y_enc, K, P):
+        """Iterative parameter mixing: every worker runs one epoch of the
+        exact solver on its rows from the mixed W, then W and b are
+        averaged (one W per worker travels each way per epoch)."""
+        from .._softmax import ETA_NO_PILOT
+
+        workers = self.shard_workers_
+        rng = check_random_state(self.random_state)
+        eta = ETA_NO_PILOT if self.eta0 == "auto" else float(self.eta0)
+        states = [
+            client.submit(
+                W.mix_setup, rows[p], K, intercept, eta, float(self.alpha),
+                bool(self.fit_intercept), self.n_jobs, workers=[workers[p]],
+                pure=False,
+            )
+            for p in range(P)
+        ]
+        lse0 = float(np.logaddexp.reduce(intercept.astype(np.float64)))
+        best = float(np.mean(lse0 - intercept.astype(np.float64)[y_enc]))
+        mixed = None
+        no_change = 0
+        self.loss_curve_ = []
+        self.n_iter_ = 0
+        for epoch in range(self.max_iter):
+            seeds = rng.randint(0, 2**31 - 1, size=P)
+            results = [
+                client.submit(
+                    W.mix_epoch, states[p], rows[p], mixed, eta, int(seeds[p]),
+                    bool(self.shuffle), workers=[workers[p]], pure=False,
+                )
+                for p in range(P)
+            ]
+            new_mixed = client.submit(W.mix_average, *results, pure=False)
+            sums = client.gather(
+                [client.submit(W.mix_summary, r, pure=False) for r in results]
+            )
+            loss = sum(s[0] for s in sums) / max(sum(s[1] for s in sums), 1e-300)
+            sq = client.submit(W.mixed_sq_norm, new_mixed, pure=False).result()
+            objective = loss + 0.5 * self.alpha * sq
+            self.n_iter_ = epoch + 1
+            if not np.isfinite(objective) or objective > best:
+                eta *= 0.5
+                no_change += 1
+                if self.verbose:
+                    print(f"epoch {epoch + 1}: objective {objective:.6g} "
+                          f"worse, undone; eta -> {eta:.3g}")
+            else:
+                stalled = self.tol is not None and objective > best - self.tol
+                no_change = no_change + 1 if stalled else 0
+                best = min(best, objective)
+                states = [
+                    client.submit(W.first, r, workers=[workers[p]], pure=False)
+                    for p, r in enumerate(results)
+                ]
+                mixed = new_mixed
+                self.loss_curve_.append(float(objective))
+                if self.verbose:
+                    print(f"epoch {epoch + 1}: objective {objective:.6g}")
+            if self.tol is not None and no_change >= self.n_iter_no_change:
+                break
+        else:
+            if self.max_iter > 1 and self.tol is not None:
+                warnings.warn(
+                    f"DistributedSoftmaxClassifier: max_iter={self.max_iter} "
+                    "reached before the objective stopped improving.",
+                    _convergence_warning(),
+                )
+        self.eta_ = eta
+        if mixed is None:
+            warnings.warn(
+                "DistributedSoftmaxClassifier: every epoch diverged or raised "
+                "the objective, the model is the starting one; pass a smaller "
+                "eta0.",
+                _convergence_warning(),
+            )
+            self._shards = shards
+            return
+        # the mixed model, split by classes for prediction
+        self._shards = [
+            client.submit(
+                W.mixed_shard, mixed, lo, hi, self.n_jobs,
+                workers=[workers[p % len(workers)]], pure=False,
+            )
+            for p, (lo, hi) in enumerate(self.class_ranges_)
+        ]
 
     def _eta(self, client, rows):
         if self.eta0 != "auto":

@@ -252,3 +252,69 @@ def end_summary(end):
 
 def initial_b(rows):
     return rows["b"]
+
+
+# ---------------------------------------- data-parallel epochs (mixing)
+def mix_setup(rows, n_classes, intercept, eta, alpha, fit_intercept, n_jobs):
+    """A worker's copy of the exact solver (``_exact.ExactSolver``: the
+    single-process estimator's default solver) for its rows, on ``n_jobs``
+    threads of the worker."""
+    from .._exact import ExactSolver
+    from .._shared._openmp import effective_n_threads
+
+    solver = ExactSolver(
+        eta=eta, alpha=alpha, fit_intercept=fit_intercept,
+        n_threads=effective_n_threads(n_jobs),
+    )
+    X = rows["X"]
+    solver.setup(n_classes, X.shape[1], X.dtype, intercept)
+    return solver
+
+
+def mix_epoch(solver, rows, mixed, eta, seed, shuffle):
+    """One threaded epoch of the exact solver over the worker's rows, from
+    the mixed (averaged) W and b; returns (a new solver state, the rows'
+    progressive loss sum, their weight sum). The input state is copied,
+    never modified; a divergence returns a NaN loss."""
+    import copy
+
+    from ..exceptions import DivergenceError
+
+    s = copy.deepcopy(solver)
+    if mixed is not None:
+        np.copyto(s.Wt, mixed[0])
+        np.copyto(s.b, mixed[1])
+    s.eta = eta
+    n = rows["X"].shape[0]
+    order = (
+        np.random.RandomState(seed).permutation(n) if shuffle else np.arange(n)
+    )
+    try:
+        loss, weight = s.epoch(rows["X"], rows["y"], None, order)
+    except DivergenceError:
+        return s, float("nan"), float(n)
+    s.finalize()
+    return s, float(loss), float(weight)
+
+
+def mix_average(*results):
+    """Iterative parameter mixing: the mean of the workers' W and b."""
+    Wt = np.mean([r[0].Wt for r in results], axis=0, dtype=np.float64)
+    b = np.mean([r[0].b for r in results], axis=0, dtype=np.float64)
+    dtype = results[0][0].Wt.dtype
+    return Wt.astype(dtype), b.astype(dtype)
+
+
+def mix_summary(result):
+    return result[1], result[2]
+
+
+def mixed_sq_norm(mixed):
+    w = mixed[0].astype(np.float64, copy=False).ravel()
+    return float(w @ w)
+
+
+def mixed_shard(mixed, lo, hi, n_jobs):
+    """Class shard lo:hi of the mixed model (columns of Wt)."""
+    Wt = np.ascontiguousarray(mixed[0][:, lo:hi])
+    return ClassShard(Wt.T, mixed[1][lo:hi].copy(), lo, n_jobs)
