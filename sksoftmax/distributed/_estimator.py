@@ -393,13 +393,17 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         else:
             intercept = np.zeros(K)
         intercept = intercept.astype(dtype)
-        self.shard_workers_ = []
-        shards = self._place_shards(
-            client,
-            [np.zeros((b - a, n_features), dtype=dtype) for a, b in self.class_ranges_],
-            [intercept[a:b].copy() for a, b in self.class_ranges_],
-            workers,
-        )
+        # the class blocks start at zero, made on their workers by tasks
+        self.shard_workers_ = [
+            workers[p % len(workers)] for p in range(len(self.class_ranges_))
+        ]
+        shards = [
+            client.submit(
+                W.zero_shard, b - a, n_features, dtype, intercept[a:b].copy(),
+                a, self.n_jobs, workers=[w], pure=False,
+            )
+            for (a, b), w in zip(self.class_ranges_, self.shard_workers_)
+        ]
         # row blocks: the input blocks assigned round robin to P workers,
         # concatenated there with their encoded labels
         bounds = np.concatenate([[0], np.cumsum(sizes)])

@@ -50,6 +50,13 @@ def make_shard(coef, intercept, lo, n_jobs=None):
     return ClassShard(coef, intercept, lo, n_jobs)
 
 
+def zero_shard(n_classes, n_features, dtype, intercept, lo, n_jobs=None):
+    """A class block of zeros made on its worker by a task (recomputable
+    from its lineage, unlike scattered data)."""
+    return ClassShard(np.zeros((n_classes, n_features), dtype=dtype),
+                      np.asarray(intercept, dtype=dtype), lo, n_jobs)
+
+
 def shard_arrays(shard):
     """(coef, intercept) of a shard, for ``to_local`` and ``coef_norm``."""
     return shard.coef_, shard.intercept_
