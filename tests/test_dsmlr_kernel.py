@@ -127,7 +127,7 @@ def test_subepoch_matches_numpy(dtype, sparse, alpha, fit_intercept):
     lse = np.empty(X.shape[0])
     sy = np.zeros(X.shape[0])
     opts = {"eta": eta, "alpha": alpha, "fit_intercept": fit_intercept,
-            "shuffle": False, "seed": 0}
+            "shuffle": False, "seed": 0, "adagrad": False, "eps": 1e-8}
     status, _, _ = kernel(make_dataset(X), Wt, intercept,
                           block.local_labels(y), b_row, lse, sy, opts)
     assert status == 0
@@ -141,7 +141,7 @@ def test_subepoch_matches_numpy(dtype, sparse, alpha, fit_intercept):
 def test_subepoch_shuffle_visits_every_row_once_and_reports_overflow():
     X, W, b, y = _problem(np.float64, sparse=False)
     opts = {"eta": 0.0, "alpha": 0.0, "fit_intercept": True,
-            "shuffle": True, "seed": 7}
+            "shuffle": True, "seed": 7, "adagrad": False, "eps": 1e-8}
     lse = np.full(X.shape[0], np.nan)
     sy = np.zeros(X.shape[0])
     Wt, intercept = np.ascontiguousarray(W.T), b.copy()
@@ -157,3 +157,61 @@ def test_subepoch_shuffle_visits_every_row_once_and_reports_overflow():
         make_dataset(X), np.ascontiguousarray(W.T), b.copy(), y.astype(np.intp),
         np.full(X.shape[0], 800.0), lse, sy, dict(opts, eta=0.1))
     assert status == 1 and bad_row >= 0 and bad_value > 700
+
+
+def _reference_adagrad(X, W, c, y, b_row, lo, eta, alpha, eps):
+    """The AdaGrad-norm sub-epoch in NumPy, L2 decay applied to every
+    feature at every row (what the kernel's lazy decay equals)."""
+    X = np.asarray(X.todense() if sp.issparse(X) else X, dtype=np.float64)
+    W = W.astype(np.float64).copy()
+    c = c.astype(np.float64).copy()
+    G = np.zeros(X.shape[1])
+    Gb = 0.0
+    for i in range(X.shape[0]):
+        rate = eta / np.sqrt(eps + G)
+        W *= np.where(G > 0, np.exp(-rate * alpha), 1.0)[None, :]
+        s = W @ X[i] + c
+        g = np.exp(s + b_row[i])
+        yl = y[i] - lo
+        if 0 <= yl < W.shape[0]:
+            g[yl] -= 1.0
+        c2 = g @ g
+        G += X[i] ** 2 * c2
+        W -= np.outer(g, X[i] * eta / np.sqrt(eps + G))
+        Gb += c2
+        c -= eta / np.sqrt(eps + Gb) * g
+    return W, c, G, Gb
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("sparse", [True, False])
+@pytest.mark.parametrize("alpha", [0.0, 0.5])
+def test_adagrad_subepoch_matches_numpy(dtype, sparse, alpha):
+    X, W, b, y = _problem(dtype, sparse)
+    lo, hi = 2, 6
+    block = ClassShard(W[lo:hi], b[lo:hi], lo=lo)
+    S = np.asarray(X.astype(np.float64) @ W.T.astype(np.float64)) + b
+    b_row = -logsumexp(S, axis=1)
+    eta, eps = 0.3, 1e-8
+    W_ref, c_ref, G_ref, Gb_ref = _reference_adagrad(
+        X, W[lo:hi], b[lo:hi], y, b_row, lo, eta, alpha, eps
+    )
+    Wt = np.ascontiguousarray(W[lo:hi].T)
+    intercept = b[lo:hi].copy()
+    G, tau_last, scalars = np.zeros(X.shape[1]), np.zeros(X.shape[1]), np.zeros(2)
+    lse, sy = np.empty(X.shape[0]), np.zeros(X.shape[0])
+    opts = {"eta": eta, "alpha": alpha, "fit_intercept": True,
+            "shuffle": False, "seed": 0, "adagrad": True, "eps": eps}
+    status, _, _ = KERNELS[dtype](make_dataset(X), Wt, intercept,
+                                  block.local_labels(y), b_row, lse, sy, opts,
+                                  G, tau_last, scalars)
+    assert status == 0
+    rtol = 1e-10 if dtype == np.float64 else 2e-4
+    assert_allclose(Wt.T, W_ref, rtol=rtol, atol=rtol)
+    assert_allclose(intercept, c_ref, rtol=rtol, atol=rtol)
+    assert_allclose(G, G_ref, rtol=rtol)
+    assert_allclose(scalars, [X.shape[0] if alpha > 0 else 0.0, Gb_ref],
+                    rtol=rtol)
+    if alpha > 0:
+        # every feature brought to the end's tau
+        assert np.all(tau_last == X.shape[0])

@@ -50,6 +50,8 @@ from . import _worker as W
 # eta0='auto': the step is this over the rows' mean ||x||^2 (+ 1 with an
 # intercept): a row's step then moves its scores by about this much
 ETA_AUTO = 0.5
+# AdaGrad's epsilon, the exact solver's
+EPS = 1e-8
 
 
 def _is_dask_array(X):
@@ -81,10 +83,14 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         on its rows from the same W, and W is averaged after each epoch
         (iterative parameter mixing). Either way the fitted model is then
         split by classes for prediction.
+    learning_rate : {'adagrad', 'constant'}, default='adagrad'
+        DS-MLR's steps: the exact solver's per-feature AdaGrad-norm steps
+        eta0 / sqrt(eps + G_j) (state kept per class block), or one
+        constant step eta0. 'mixing' always runs the exact solver.
     eta0 : 'auto' or float, default='auto'
-        The step; 'auto': 0.5 / mean(||x||^2 + 1) for 'dsmlr', the exact
-        solver's step without pilot (1.0) for 'mixing'. Halved after an
-        epoch that raised the objective (that epoch is undone).
+        The step; 'auto': the exact solver's step without pilot (1.0),
+        or 0.5 / mean(||x||^2 + 1) with learning_rate='constant'. Halved
+        after an epoch that raised the objective (that epoch is undone).
     alpha : float, default=0.0
         L2 penalty: the objective is log-loss + alpha/2 ||W||^2.
     max_iter : int, default=100
@@ -138,6 +144,7 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
     _parameter_constraints = {
         "n_shards": [Interval(Integral, 1, None, closed="left"), None],
         "strategy": [StrOptions({"dsmlr", "mixing"})],
+        "learning_rate": [StrOptions({"adagrad", "constant"})],
         "eta0": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -156,6 +163,7 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         *,
         n_shards=None,
         strategy="dsmlr",
+        learning_rate="adagrad",
         eta0="auto",
         alpha=0.0,
         max_iter=100,
@@ -170,6 +178,7 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
     ):
         self.n_shards = n_shards
         self.strategy = strategy
+        self.learning_rate = learning_rate
         self.eta0 = eta0
         self.alpha = alpha
         self.max_iter = max_iter
@@ -402,7 +411,8 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         shards = [
             client.submit(
                 W.zero_shard, b - a, n_features, dtype, intercept[a:b].copy(),
-                a, self.n_jobs, workers=[w], pure=False,
+                a, self.n_jobs, self.learning_rate == "adagrad",
+                workers=[w], pure=False,
             )
             for (a, b), w in zip(self.class_ranges_, self.shard_workers_)
         ]
@@ -530,6 +540,10 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
     def _eta(self, client, rows):
         if self.eta0 != "auto":
             return float(self.eta0)
+        if self.learning_rate == "adagrad":
+            from .._softmax import ETA_NO_PILOT
+
+            return ETA_NO_PILOT
         sums = client.gather([client.submit(_sq_norm_sum, r) for r in rows])
         n = sum(s[1] for s in sums)
         mean = sum(s[0] for s in sums) / max(n, 1) + float(self.fit_intercept)
@@ -558,6 +572,8 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
                         "fit_intercept": bool(self.fit_intercept),
                         "shuffle": bool(self.shuffle),
                         "seed": int(seeds[p, r]),
+                        "adagrad": self.learning_rate == "adagrad",
+                        "eps": EPS,
                     }
                     res = client.submit(
                         W.subepoch, rows[p], blocks[q], b_rows[p], opts,

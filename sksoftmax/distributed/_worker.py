@@ -30,10 +30,13 @@ class ClassShard(SoftmaxPredictionMixin):
     evaluation reads as it is).
     """
 
-    def __init__(self, coef, intercept, lo, n_jobs=None):
+    def __init__(self, coef, intercept, lo, n_jobs=None, adagrad=None):
         if not (coef.flags.c_contiguous or coef.T.flags.c_contiguous):
             coef = np.ascontiguousarray(coef)
         self.coef_ = coef
+        # DS-MLR's per-feature step state of the block (G, tau_last,
+        # [tau, G_b]), travelling with it; None without adagrad
+        self.adagrad = adagrad
         self.intercept_ = np.ascontiguousarray(intercept, dtype=self.coef_.dtype)
         self.classes_ = np.arange(self.coef_.shape[0])
         self.lo = int(lo)
@@ -50,11 +53,17 @@ def make_shard(coef, intercept, lo, n_jobs=None):
     return ClassShard(coef, intercept, lo, n_jobs)
 
 
-def zero_shard(n_classes, n_features, dtype, intercept, lo, n_jobs=None):
+def zero_shard(n_classes, n_features, dtype, intercept, lo, n_jobs=None,
+               adagrad=False):
     """A class block of zeros made on its worker by a task (recomputable
-    from its lineage, unlike scattered data)."""
-    return ClassShard(np.zeros((n_classes, n_features), dtype=dtype),
-                      np.asarray(intercept, dtype=dtype), lo, n_jobs)
+    from its lineage, unlike scattered data), stored transposed as the
+    sub-epoch keeps it, with a fresh AdaGrad state if ``adagrad``."""
+    Wt = np.zeros((n_features, n_classes), dtype=dtype)
+    state = None
+    if adagrad:
+        state = (np.zeros(n_features), np.zeros(n_features), np.zeros(2))
+    return ClassShard(Wt.T, np.asarray(intercept, dtype=dtype), lo, n_jobs,
+                      state)
 
 
 def shard_arrays(shard):
@@ -220,10 +229,14 @@ def subepoch(rows, block, b_row, opts):
     lse = np.empty(n)
     sy = np.zeros(n)
     y_local = block.local_labels(rows["y"])
+    state = None
+    if opts["adagrad"]:
+        state = tuple(a.copy() for a in block.adagrad)
     status, bad_row, bad_value = _SUBEPOCH[Wt.dtype](
-        ds, Wt, intercept, y_local, b_row, lse, sy, opts
+        ds, Wt, intercept, y_local, b_row, lse, sy, opts,
+        *(state if state is not None else ())
     )
-    new = ClassShard(Wt.T, intercept, block.lo, block.n_jobs)
+    new = ClassShard(Wt.T, intercept, block.lo, block.n_jobs, state)
     return new, (lse, sy, int(status), float(bad_value))
 
 
