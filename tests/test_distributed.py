@@ -215,6 +215,9 @@ def test_estimator_contract(client):
     X, y = _data(n=200, k=4, seed=5)
     est = DistributedSoftmaxClassifier(alpha=0.1, max_iter=2, client=None)
     assert clone(est).get_params() == est.get_params()
+    # a Client cannot be deep-copied: clone shares it
+    with_client = DistributedSoftmaxClassifier(client=client)
+    assert clone(with_client).client is client
     with pytest.raises(NotFittedError):
         est.predict(X)
     with pytest.raises(NotFittedError):

@@ -891,6 +891,16 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         clf.best_iter_ = clf.n_iter_
         return clf
 
+    def __sklearn_clone__(self):
+        """An unfitted copy with the same parameters; the ``client`` is
+        shared, not copied (a Client cannot be deep-copied)."""
+        from sklearn.base import clone
+
+        params = self.get_params(deep=False)
+        client = params.pop("client")
+        params = {k: clone(v, safe=False) for k, v in params.items()}
+        return type(self)(client=client, **params)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
