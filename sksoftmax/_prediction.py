@@ -124,7 +124,9 @@ class SoftmaxPredictionMixin:
         the full modes ('scores', 'log_proba', 'proba') in
         result_type(X, coef_); the row indices of 'argmax'; the float64
         per-row log-losses of 'nll' (labels ``y_enc``); (indices,
-        probabilities) of shape (n, k) for 'topk'.
+        probabilities) of shape (n, k) for 'topk'; for 'stats' the float64
+        (n, 3) array of each row's (max score m, sum_k e^{s_k - m}, score
+        of ``y_enc``, -inf where it is -1) and the (n,) argmax.
         """
         n_threads = self._n_threads()
         coef = self.coef_
@@ -152,14 +154,19 @@ class SoftmaxPredictionMixin:
             index = np.empty((n, k), dtype=np.intp)
         elif mode == "argmax":
             index = np.empty((n, 1), dtype=np.intp)
+        elif mode == "stats":
+            # per row (max, sum of exp, score of y) and the argmax
+            value = np.empty(3 * n)
+            index = np.empty((n, 1), dtype=np.intp)
         else:
             value = np.empty(n)
+        width = 3 if mode == "stats" else 1
         budget = max(1, int(get_config()["working_memory"] * 2**20))
 
         def part(lo, hi):
             return (
                 out[lo:hi] if out.shape[0] else out,
-                value[lo:hi] if value.shape[0] else value,
+                value[width * lo : width * hi] if value.shape[0] else value,
                 index[lo:hi] if index.shape[0] else index,
             )
 
@@ -221,6 +228,8 @@ class SoftmaxPredictionMixin:
             return index[:, 0]
         if mode == "nll":
             return value
+        if mode == "stats":
+            return value.reshape(n, 3), index[:, 0]
         if mode == "topk":
             return index, out
         return out

@@ -1,0 +1,340 @@
+"""What runs on the workers: the class shards, their per-row reductions
+and the merges, and the DS-MLR sub-epoch around its kernel.
+
+Every function here is a plain function of arrays, submitted as a task by
+``_estimator.py``; none keeps state between calls except through the
+arrays it returns (a task never modifies its inputs: a class block is
+copied by the sub-epoch that updates it, so a future's value never
+changes).
+"""
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils import check_array
+
+from .._dsmlr_fast import ds_subepoch_32, ds_subepoch_64
+from .._prediction import SoftmaxPredictionMixin
+from .._shared._codes import Status
+from .._shared._dataset import make_dataset
+
+_SUBEPOCH = {np.dtype(np.float64): ds_subepoch_64, np.dtype(np.float32): ds_subepoch_32}
+
+
+class ClassShard(SoftmaxPredictionMixin):
+    """Rows lo:hi of a model's W and intercepts, scored by the package's
+    evaluation kernels (``_prediction._evaluate``) as a model of its own
+    whose classes are 0..hi-lo-1.
+
+    ``coef`` (K_b, D) is kept C-contiguous or as the transpose of a
+    C-contiguous (D, K_b) array (the DS-MLR sub-epoch's layout, which the
+    evaluation reads as it is).
+    """
+
+    def __init__(self, coef, intercept, lo, n_jobs=None, adagrad=None):
+        if not (coef.flags.c_contiguous or coef.T.flags.c_contiguous):
+            coef = np.ascontiguousarray(coef)
+        self.coef_ = coef
+        # DS-MLR's per-feature step state of the block (G, tau_last,
+        # [tau, G_b]), travelling with it; None without adagrad
+        self.adagrad = adagrad
+        self.intercept_ = np.ascontiguousarray(intercept, dtype=self.coef_.dtype)
+        self.classes_ = np.arange(self.coef_.shape[0])
+        self.lo = int(lo)
+        self.n_jobs = n_jobs
+
+    def local_labels(self, y_enc):
+        """Indices of the encoded labels in this shard, -1 outside."""
+        local = np.asarray(y_enc, dtype=np.intp) - self.lo
+        local[(local < 0) | (local >= self.coef_.shape[0])] = -1
+        return local
+
+
+def make_shard(coef, intercept, lo, n_jobs=None):
+    return ClassShard(coef, intercept, lo, n_jobs)
+
+
+def zero_shard(n_classes, n_features, dtype, intercept, lo, n_jobs=None,
+               adagrad=False):
+    """A class block of zeros made on its worker by a task (recomputable
+    from its lineage, unlike scattered data), stored transposed as the
+    sub-epoch keeps it, with a fresh AdaGrad state if ``adagrad``."""
+    Wt = np.zeros((n_features, n_classes), dtype=dtype)
+    state = None
+    if adagrad:
+        state = (np.zeros(n_features), np.zeros(n_features), np.zeros(2))
+    return ClassShard(Wt.T, np.asarray(intercept, dtype=dtype), lo, n_jobs,
+                      state)
+
+
+def shard_arrays(shard):
+    """(coef, intercept) of a shard, for ``to_local`` and ``coef_norm``."""
+    return shard.coef_, shard.intercept_
+
+
+def shard_sq_norm(shard):
+    c = shard.coef_.astype(np.float64, copy=False).ravel()
+    return float(c @ c)
+
+
+# ------------------------------------------------------------- inputs
+def check_block(X, n_features):
+    """A block of rows as the evaluation and the kernels take it (CSR or
+    C-contiguous, float64 or float32), or a ValueError naming the
+    problem."""
+    if sp.issparse(X) and X.format != "csr":
+        X = X.tocsr()
+    X = check_array(
+        X, accept_sparse="csr", dtype=[np.float64, np.float32], order="C"
+    )
+    if X.shape[1] != n_features:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but DistributedSoftmaxClassifier "
+            f"is expecting {n_features} features as input."
+        )
+    if sp.issparse(X) and not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
+
+
+def encode_labels(y, classes):
+    """Indices of ``y`` in the sorted ``classes``; ValueError if a label
+    is not one of them."""
+    y = np.asarray(y).ravel()
+    idx = np.searchsorted(classes, y)
+    idx[idx == classes.shape[0]] = 0
+    if not np.array_equal(classes[idx], y):
+        raise ValueError("y contains labels not in classes_.")
+    return idx.astype(np.intp)
+
+
+def block_labels(y):
+    return np.unique(np.asarray(y).ravel())
+
+
+def n_rows(X):
+    return X.shape[0]
+
+
+def n_columns(X):
+    return X.shape[1]
+
+
+# ------------------------------------------------- sharded evaluation
+def shard_stats(shard, X, y_enc):
+    """Per row of X: (m, S, s_y) over the shard's classes (s_y = -inf
+    where y is in another shard; y_enc None: no labels) and the global
+    index of the shard's argmax."""
+    y = None if y_enc is None else shard.local_labels(y_enc)
+    stats, arg = shard._evaluate(X, "stats", y_enc=y)
+    return stats, arg + shard.lo
+
+
+def _partition(parts):
+    """(M, total, weights): M the rows' largest score over the shards,
+    total = sum_p S_p e^{m_p - M}, and each shard's share S_p e^{m_p - M}
+    as an (n, P) array."""
+    m = np.stack([p[0][:, 0] for p in parts], axis=1)
+    s = np.stack([p[0][:, 1] for p in parts], axis=1)
+    top = m.max(axis=1)
+    with np.errstate(invalid="ignore", over="ignore"):
+        share = s * np.exp(m - top[:, None])
+    return top, share.sum(axis=1), share
+
+
+def merge_stats(*parts):
+    """The rows' (log-partition, true-class score, argmax) over all
+    shards from the shards' ``shard_stats``, in class order."""
+    top, total, _ = _partition(parts)
+    lse = top + np.log(total)
+    s_y = np.stack([p[0][:, 2] for p in parts], axis=1).max(axis=1)
+    m = np.stack([p[0][:, 0] for p in parts], axis=1)
+    # the first shard with the largest score: np.argmax's first index
+    first = np.argmax(m, axis=1)
+    arg = np.stack([p[1] for p in parts], axis=1)[np.arange(m.shape[0]), first]
+    return lse, s_y, arg
+
+
+def shard_topk(shard, X, k):
+    """The shard's ``k`` (at most its classes) most probable classes of
+    each row, global indices, with their probabilities within the shard,
+    and the rows' (m, S) over the shard."""
+    kk = min(k, shard.coef_.shape[0])
+    index, proba = shard._evaluate(X, "topk", k=kk)
+    stats, _ = shard._evaluate(X, "stats")
+    return stats, index + shard.lo, proba
+
+
+def merge_topk(k, *parts):
+    """The rows' k most probable classes over all shards and their
+    probabilities: each shard's probabilities times its share of the
+    partition function, then the candidates sorted by probability, ties
+    to the lower class (as the single-process kernel)."""
+    _, total, share = _partition(parts)
+    dtype = parts[0][2].dtype
+    scale = share / total[:, None]
+    proba = np.concatenate(
+        [
+            (p[2].astype(np.float64) * scale[:, j : j + 1]).astype(dtype)
+            for j, p in enumerate(parts)
+        ],
+        axis=1,
+    )
+    index = np.concatenate([p[1] for p in parts], axis=1)
+    order = np.lexsort((index, -proba), axis=1)[:, :k]
+    return (
+        np.take_along_axis(index, order, axis=1),
+        np.take_along_axis(proba, order, axis=1),
+    )
+
+
+def merged_lse(merged):
+    return merged[0]
+
+
+def shard_proba(shard, X, lse):
+    """The shard's columns of predict_proba: e^{s_k - lse} per row, with
+    the rows' log-partition over all shards."""
+    scores = shard._evaluate(X, "scores")
+    out = np.exp(scores.astype(np.float64) - lse[:, None])
+    return out.astype(scores.dtype, copy=False)
+
+
+def hstack_blocks(*blocks):
+    return np.hstack(blocks)
+
+
+# ------------------------------------------------------------ DS-MLR
+def concat_rows(*blocks):
+    """One block from several (X, y) blocks of rows, in order."""
+    Xs = [b[0] for b in blocks]
+    ys = [b[1] for b in blocks]
+    X = sp.vstack(Xs, format="csr") if sp.issparse(Xs[0]) else np.vstack(Xs)
+    return X, np.concatenate(ys)
+
+
+def pair(X, y):
+    return X, y
+
+
+def subepoch(rows, block, b_row, opts):
+    """One (row block, class block) sub-epoch of DS-MLR on a copy of the
+    class block; returns (the updated block, (lse_part, sy_part, status,
+    bad_value))."""
+    # a copy, transposed (D, K_b): the kernel's layout
+    Wt = np.array(block.coef_.T, order="C", copy=True)
+    intercept = np.array(block.intercept_, copy=True)
+    ds = make_dataset(rows["X"])
+    n = rows["X"].shape[0]
+    lse = np.empty(n)
+    sy = np.zeros(n)
+    y_local = block.local_labels(rows["y"])
+    state = None
+    if opts["adagrad"]:
+        state = tuple(a.copy() for a in block.adagrad)
+    status, bad_row, bad_value = _SUBEPOCH[Wt.dtype](
+        ds, Wt, intercept, y_local, b_row, lse, sy, opts,
+        *(state if state is not None else ())
+    )
+    new = ClassShard(Wt.T, intercept, block.lo, block.n_jobs, state)
+    return new, (lse, sy, int(status), float(bad_value))
+
+
+def first(pair_):
+    return pair_[0]
+
+
+def second(pair_):
+    return pair_[1]
+
+
+def end_epoch(rows, *parts):
+    """DS-MLR's closed-form update of the rows' b_i after the P class
+    blocks of an epoch have passed, b_i = -log sum_k exp(s_ik) from the
+    blocks' partial log-partitions; returns (b, the rows' summed
+    log-loss estimate, their number, the worst status and its value)."""
+    status = max(p[2] for p in parts)
+    if status != Status.STATUS_OK:
+        bad = [p[3] for p in parts if p[2] == status][0]
+        return None, np.nan, rows["X"].shape[0], status, bad
+    lse = np.logaddexp.reduce(np.stack([p[0] for p in parts]), axis=0)
+    s_y = np.sum([p[1] for p in parts], axis=0)
+    return -lse, float(np.sum(lse - s_y)), rows["X"].shape[0], status, 0.0
+
+
+def row_b(end):
+    return end[0]
+
+
+def end_summary(end):
+    return end[1:]
+
+
+def initial_b(rows):
+    return rows["b"]
+
+
+# ---------------------------------------- data-parallel epochs (mixing)
+def mix_setup(rows, n_classes, intercept, eta, alpha, fit_intercept, n_jobs):
+    """A worker's copy of the exact solver (``_exact.ExactSolver``: the
+    single-process estimator's default solver) for its rows, on ``n_jobs``
+    threads of the worker."""
+    from .._exact import ExactSolver
+    from .._shared._openmp import effective_n_threads
+
+    solver = ExactSolver(
+        eta=eta, alpha=alpha, fit_intercept=fit_intercept,
+        n_threads=effective_n_threads(n_jobs),
+    )
+    X = rows["X"]
+    solver.setup(n_classes, X.shape[1], X.dtype, intercept)
+    return solver
+
+
+def mix_epoch(solver, rows, mixed, eta, seed, shuffle):
+    """One threaded epoch of the exact solver over the worker's rows, from
+    the mixed (averaged) W and b; returns (a new solver state, the rows'
+    progressive loss sum, their weight sum). The input state is copied,
+    never modified; a divergence returns a NaN loss."""
+    import copy
+
+    from ..exceptions import DivergenceError
+
+    s = copy.deepcopy(solver)
+    if mixed is not None:
+        np.copyto(s.Wt, mixed[0])
+        np.copyto(s.b, mixed[1])
+    s.eta = eta
+    n = rows["X"].shape[0]
+    order = (
+        np.random.RandomState(seed).permutation(n) if shuffle else np.arange(n)
+    )
+    try:
+        loss, weight = s.epoch(rows["X"], rows["y"], None, order)
+    except DivergenceError:
+        return s, float("nan"), float(n)
+    s.finalize()
+    return s, float(loss), float(weight)
+
+
+def mix_average(*results):
+    """Iterative parameter mixing: the mean of the workers' W and b."""
+    Wt = np.mean([r[0].Wt for r in results], axis=0, dtype=np.float64)
+    b = np.mean([r[0].b for r in results], axis=0, dtype=np.float64)
+    dtype = results[0][0].Wt.dtype
+    return Wt.astype(dtype), b.astype(dtype)
+
+
+def mix_summary(result):
+    return result[1], result[2]
+
+
+def mixed_sq_norm(mixed):
+    w = mixed[0].astype(np.float64, copy=False).ravel()
+    return float(w @ w)
+
+
+def mixed_shard(mixed, lo, hi, n_jobs):
+    """Class shard lo:hi of the mixed model (columns of Wt)."""
+    Wt = np.ascontiguousarray(mixed[0][:, lo:hi])
+    return ClassShard(Wt.T, mixed[1][lo:hi].copy(), lo, n_jobs)
