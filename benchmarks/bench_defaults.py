@@ -171,7 +171,6 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-
 from _harness import _peak_rss_bytes, _reset_peak_rss
 from bench_large_k import SYNTHETIC as LARGE_K_SYNTHETIC
 from bench_large_k import (
@@ -703,7 +702,6 @@ def model_scores(clf, data, n_classes):
 def run_point(data, facts, method, eta0, alpha, factor, opts):
     """One grid point: a partial_fit loop; its JSON record."""
     from sklearn.utils._param_validation import InvalidParameterError
-
     from threadpoolctl import threadpool_limits
 
     from sksoftmax import DivergenceError

@@ -28,7 +28,6 @@ import argparse
 import warnings
 
 import numpy as np
-
 from _harness import fit_verbose
 
 from sksoftmax import SoftmaxClassifier

@@ -28,6 +28,7 @@ import sys
 import warnings
 
 import numpy as np
+from _harness import fit_verbose, load_bibtex, report, scaling
 from sklearn.exceptions import ConvergenceWarning
 
 from sksoftmax import (
@@ -35,8 +36,6 @@ from sksoftmax import (
     ImplicitSGDClassifier,
     UMaxSoftmaxClassifier,
 )
-
-from _harness import fit_verbose, load_bibtex, report, scaling
 
 warnings.simplefilter("ignore", ConvergenceWarning)
 GRID = 10.0 ** np.arange(-3, 4)
@@ -76,7 +75,10 @@ def main():
         help="one run per size in the scaling part",
     )
     args = parser.parse_args()
-    import scipy, sklearn, sksoftmax  # noqa: E401
+    import scipy  # noqa: E401
+    import sklearn
+
+    import sksoftmax
 
     print(
         f"numpy {np.__version__}, scipy {scipy.__version__}, scikit-learn "

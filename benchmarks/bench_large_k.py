@@ -209,8 +209,6 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import logsumexp
-
 from _harness import (
     _peak_rss_bytes,
     _reset_peak_rss,
@@ -219,6 +217,7 @@ from _harness import (
     make_estimator,
 )
 from reproduce_fagan2018 import md_table
+from scipy.special import logsumexp
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DATASETS = ("tokens", "bibtex", "zipf20k", "zipf100k")
@@ -989,8 +988,9 @@ def long_config(epochs):
 
 def _accepts(name, params):
     """Whether sksoftmax's estimator ``name`` accepts ``params``."""
-    import sksoftmax
     from sklearn.utils._param_validation import InvalidParameterError
+
+    import sksoftmax
 
     est = getattr(sksoftmax, name)()
     if not set(params) <= set(est.get_params()):

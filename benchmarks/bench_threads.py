@@ -13,8 +13,9 @@ Issue 14's measurements, on two datasets:
 Training (``--train``): for each estimator, seconds per epoch with
 ``n_jobs=1`` and ``n_jobs=-1`` (wall clock of the epochs, and of the whole
 fit with its one-thread eta0 pilot; defaults otherwise, ``tol=None``,
-``random_state=0``), and the test log-loss after the run; U-max and Implicit SGD run 10 epochs (the issue's criterion:
-within 1% of the one-thread loss), the others ``--other-epochs``.
+``random_state=0``), and the test log-loss after the run; U-max and
+Implicit SGD run 10 epochs (the issue's criterion: within 1% of the
+one-thread loss), the others ``--other-epochs``.
 
 Evaluation (``--eval``), with the one-thread U-max model: ``log_loss`` on
 the test rows and ``predict_proba`` on ``--proba-rows`` of them, with 1 and

@@ -30,13 +30,12 @@ import time
 import warnings
 
 import numpy as np
+from _harness import fit_verbose, load_bibtex, report, scaling
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression, SGDClassifier
 
 from sksoftmax import UMaxSoftmaxClassifier
 from sksoftmax.datasets import make_softmax_classification
-
-from _harness import fit_verbose, load_bibtex, report, scaling
 
 warnings.simplefilter("ignore", ConvergenceWarning)
 
@@ -133,7 +132,11 @@ def main():
     )
     args = parser.parse_args()
 
-    import numpy, scipy, sklearn, sksoftmax  # noqa: E401
+    import numpy  # noqa: E401
+    import scipy
+    import sklearn
+
+    import sksoftmax
 
     print(
         f"numpy {numpy.__version__}, scipy {scipy.__version__}, "

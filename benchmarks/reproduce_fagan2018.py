@@ -50,6 +50,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from _harness import EPOCH_LINE, load_bibtex, report
 from sklearn.exceptions import ConvergenceWarning
 
 import sksoftmax
@@ -60,8 +61,6 @@ from sksoftmax import (
     UMaxSoftmaxClassifier,
 )
 from sksoftmax.datasets import load_svmlight_pair
-
-from _harness import EPOCH_LINE, load_bibtex, report
 
 warnings.simplefilter("ignore", ConvergenceWarning)
 GRID = 10.0 ** np.arange(-3, 4)

@@ -41,6 +41,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from _harness import fit_verbose, load_bibtex, report
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
@@ -50,8 +51,6 @@ from sksoftmax import (
     ARProbitClassifier,
     ARSoftmaxClassifier,
 )
-
-from _harness import fit_verbose, load_bibtex, report
 
 warnings.simplefilter("ignore", ConvergenceWarning)
 

@@ -23,9 +23,8 @@ import json
 import time
 import warnings
 
-import numpy as np
-
 import bench_defaults as bd
+import numpy as np
 
 
 def _parse(text):

@@ -18,7 +18,6 @@ import warnings
 sys.path.insert(0, os.path.abspath(".."))
 
 import sksoftmax  # noqa: E402
-
 from sksoftmax._registry import api_sections, summary_table  # noqa: E402
 
 # The tables that list the estimators are written from the package's one

@@ -26,10 +26,11 @@ of the paper), not a closed form.
 # ----
 # Bibtex from :func:`~sksoftmax.datasets.fetch_bibtex` (downloaded once,
 # then cached; first label, unit-L2 rows), or a planted problem of similar
-# shape when it cannot be had (no network and no cached copy). The exact probit and logistic
-# probabilities cost O(K) quadrature terms per class, so the log-loss and the
-# probabilities are evaluated on 600 test rows drawn at random; the
-# accuracy (an argmax of linear scores for all three models) on all of them.
+# shape when it cannot be had (no network and no cached copy). The exact
+# probit and logistic probabilities cost O(K) quadrature terms per class,
+# so the log-loss and the probabilities are evaluated on 600 test rows
+# drawn at random; the accuracy (an argmax of linear scores for all three
+# models) on all of them.
 import time
 import warnings
 

@@ -47,7 +47,6 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import log_loss
 from sklearn.model_selection import GridSearchCV, train_test_split
 from sklearn.pipeline import make_pipeline
-
 from threadpoolctl import threadpool_limits
 
 from sksoftmax import ImplicitSGDClassifier

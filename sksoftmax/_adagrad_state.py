@@ -18,8 +18,8 @@ Memory: O(n_features), not O(n_classes * n_features).
 import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
-from ._shared._adagrad import make_adagrad
 from ._sgd_schedule import ADAGRAD, PER_FEATURE_SCHEDULES
+from ._shared._adagrad import make_adagrad
 
 # the schedules of the estimators that take per-feature steps; the others
 # keep BaseSoftmaxClassifier's constraint, which does not list 'adagrad'

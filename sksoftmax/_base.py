@@ -32,12 +32,7 @@ from ._class_weight import (
     weigh_fit_rows,
     weigh_stream_rows,
 )
-from ._shared._dataset import make_dataset
 from ._eta0_pilot import pilot_eta0
-from ._prediction import SoftmaxPredictionMixin
-from ._shared._random import RandomState
-from ._sgd_schedule import SCHEDULES
-from ._shared._weight_matrix import make_weight_matrix
 from ._new_classes import (
     append_classes,
     check_label_kind,
@@ -46,6 +41,11 @@ from ._new_classes import (
     per_class_grow,
     stream_labels,
 )
+from ._prediction import SoftmaxPredictionMixin
+from ._sgd_schedule import SCHEDULES
+from ._shared._dataset import make_dataset
+from ._shared._random import RandomState
+from ._shared._weight_matrix import make_weight_matrix
 from .exceptions import DivergenceError
 
 
@@ -904,11 +904,12 @@ class BaseSoftmaxClassifier(
         (Implicit SGD's was 0.0 there), so this is the exact log-loss of up
         to RUNAWAY_ROWS training rows of positive weight (evenly spaced,
         no random draw; fewer at many classes, at most RUNAWAY_TERMS
-        row x class x (nonzeros + 1) terms, at least 16 rows), against the class-prior model's
-        log-loss on the same rows. It warns when the model's exceeds the
-        prior's by more than the prior's own value plus one nat (twice the
-        prior plus one): a wide margin, which a model that learned anything
-        is far below, and which the runaway fits above were far above.
+        row x class x (nonzeros + 1) terms, at least 16 rows), against the
+        class-prior model's log-loss on the same rows. It warns when the
+        model's exceeds the prior's by more than the prior's own value plus
+        one nat (twice the prior plus one): a wide margin, which a model
+        that learned anything is far below, and which the runaway fits
+        above were far above.
         Cost: one exact evaluation of at most 256 rows per ``fit`` call,
         on the columns those rows use; ``partial_fit`` checks its calls
         1, 2, 4, 8, ... only (counted by ``_n_epochs``).

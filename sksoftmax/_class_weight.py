@@ -53,9 +53,11 @@ def _key_indices(keys, classes):
     return out
 
 
-def _dict_entries(class_weight, classes):
+def _dict_entries(class_weight, classes, allow_unknown=False):
     """(class indices, weights) of a class_weight dict, validated; O(len
-    log K) for keys and labels both numbers or both strings."""
+    log K) for keys and labels both numbers or both strings. Keys that
+    are not classes are left out when ``allow_unknown`` (a stream that
+    may still meet them: ``allow_new_classes``)."""
     keys = list(class_weight)
     try:
         values = np.asarray(list(class_weight.values()), dtype=np.float64)
@@ -75,7 +77,11 @@ def _dict_entries(class_weight, classes):
     # scikit-learn's rule (compute_class_weight): keys that are not
     # classes are an error unless every class has a key, so that one dict
     # serves every cross-validation split, including one missing a class
-    if unknown.any() and np.unique(idx[~unknown]).shape[0] < classes.shape[0]:
+    if (
+        unknown.any()
+        and not allow_unknown
+        and np.unique(idx[~unknown]).shape[0] < classes.shape[0]
+    ):
         names = [keys[j] for j in np.flatnonzero(unknown)[:10]]
         raise ValueError(
             f"class_weight has keys that are not classes: {names!r} (the "
@@ -155,11 +161,15 @@ def weigh_stream_rows(estimator, y_enc, sample_weight, first):
     """
     n_classes = estimator.classes_.shape[0]
     sums = getattr(estimator, "_label_weight_sums", None)
-    # (a classes_ that grows between calls must grow these sums, aligned
-    # with it; a size that no longer matches starts them over)
-    if first or sums is None or sums.shape[0] != n_classes:
+    if first or sums is None or sums.shape[0] > n_classes:
         sums = estimator._label_weight_sums = np.zeros(n_classes)
         estimator._label_weight_seen = (0.0, 0)
+    elif sums.shape[0] < n_classes:
+        # classes appended by allow_new_classes: their sums start at zero,
+        # the others' history is kept (classes_ only ever grows at its end)
+        sums = estimator._label_weight_sums = np.concatenate(
+            [sums, np.zeros(n_classes - sums.shape[0])]
+        )
     total, n_seen = estimator._label_weight_seen
     unseen = sums[y_enc] == 0
     np.add.at(sums, y_enc, sample_weight)
@@ -178,7 +188,18 @@ def weigh_stream_rows(estimator, y_enc, sample_weight, first):
     else:
         weight = np.ones(y_enc.shape[0], dtype=np.float64)
         if class_weight:
-            idx, values = _dict_entries(class_weight, estimator.classes_)
+            lookup = estimator.__dict__.get("_class_lookup")
+            allow = bool(getattr(estimator, "allow_new_classes", False))
+            if lookup is None:
+                idx, values = _dict_entries(
+                    class_weight, estimator.classes_, allow
+                )
+            else:
+                # classes_ grown out of order (allow_new_classes): the
+                # keys are searched in its sorted copy
+                sorted_labels, codes = lookup
+                idx, values = _dict_entries(class_weight, sorted_labels, allow)
+                idx = codes[idx]
             order = np.argsort(idx, kind="stable")
             idx, values = idx[order], values[order]
             pos = np.minimum(np.searchsorted(idx, y_enc), idx.shape[0] - 1)

@@ -50,9 +50,10 @@ The pilot
   use more than an eighth of the training rows or more than
   ``PILOT_MAX_ROWS``, or whose trial matrix (K x the columns its rows
   use) would exceed ``PILOT_MAX_BYTES`` (1.8 GB on the tokens task, whose
-  W is 2.6 GB: the pilot raises the fit's peak memory there). Only smaller steps are tried
-  there: where the whole fit wanted a larger step (the Zipfian set), it
-  was less than a factor of 3 away and cost under 1% of test log-loss,
+  W is 2.6 GB: the pilot raises the fit's peak memory there). Only
+  smaller steps are tried there: where the whole fit wanted a larger
+  step (the Zipfian set), it was less than a factor of 3 away and cost
+  under 1% of test log-loss,
   while a step too large for the whole fit cost 25% on the tokens task.
 * After the stages, the estimator multiplies the best trial by
   ``min(1, sqrt(50 / r))``, r the rows per class

@@ -45,6 +45,8 @@ from ._class_weight import (
     weigh_fit_rows,
     weigh_stream_rows,
 )
+from ._exact import ExactSolver
+from ._expert_solver import ExpertSolver
 from ._new_classes import (
     append_classes,
     check_label_kind,
@@ -53,8 +55,6 @@ from ._new_classes import (
     grow_rows,
     stream_labels,
 )
-from ._exact import ExactSolver
-from ._expert_solver import ExpertSolver
 from ._prediction import SoftmaxPredictionMixin
 from ._registry import solver_classes
 from .exceptions import DivergenceError

@@ -14,7 +14,6 @@ from ._shared._codes import Status
 from ._umax_fast import umax_epoch32, umax_epoch64
 
 
-
 class UMaxSoftmaxClassifier(
     ClassSamplerMixin,
     AdaGradMixin,
@@ -91,8 +90,9 @@ class UMaxSoftmaxClassifier(
         row moves about r times per epoch; derivation and measurements in
         ``_pilot_step_factor``). How concentrated the model's
         probabilities are, which sets the right step (see
-        ``_auto_eta0``), is known only by training; over ten epochs the best eta0 of a grid lies between
-        0.04 and 0.6 times the rule's (K - 1) / m scale on the sets tried.
+        ``_auto_eta0``), is known only by training; over ten epochs the
+        best eta0 of a grid lies between 0.04 and 0.6 times the rule's
+        (K - 1) / m scale on the sets tried.
         The pilot costs a few passes over each stage's rows and an exact
         evaluation of 512 rows per trial, once per ``fit`` (warm starts and
         later ``partial_fit`` calls keep its ``eta0_``); its trials are in
@@ -263,8 +263,8 @@ class UMaxSoftmaxClassifier(
         rows for a pilot).
     eta0_trials_ : ndarray of shape (n_trials, 3) or None
         With ``eta0='auto'``: the pilot's trials, rows of (eta0, held-out
-        log-loss, rows of the trial's stage) in the order run; None when no pilot ran (fewer than 500
-        training rows). Not set when eta0 is a float.
+        log-loss, rows of the trial's stage) in the order run; None when no
+        pilot ran (fewer than 500 training rows). Not set when eta0 is a float.
     class_count_ : ndarray of shape (n_classes,)
         Summed weight (sample weight times class weight) of the training
         rows of each class seen so far; the intercepts start at their log

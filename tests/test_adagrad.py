@@ -9,6 +9,14 @@ import pickle
 
 import numpy as np
 import pytest
+from _kernel_options import implicit_options, umax_options
+from _reference import (
+    clone_rng,
+    implicit_epoch_reference,
+    new_adagrad,
+    random_problem,
+    umax_epoch_reference,
+)
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.base import clone
 from sklearn.utils._param_validation import InvalidParameterError
@@ -20,22 +28,13 @@ from sksoftmax import (
     StochasticBoundClassifier,
     UMaxSoftmaxClassifier,
 )
+from sksoftmax._implicit_fast import implicit_epoch32, implicit_epoch64
 from sksoftmax._shared._adagrad import make_adagrad
 from sksoftmax._shared._codes import Schedule
 from sksoftmax._shared._dataset import make_dataset
-from sksoftmax._implicit_fast import implicit_epoch32, implicit_epoch64
 from sksoftmax._shared._random import AliasTable, RandomState
-from sksoftmax._umax_fast import umax_epoch32, umax_epoch64
 from sksoftmax._shared._weight_matrix import make_weight_matrix
-
-from _kernel_options import implicit_options, umax_options
-from _reference import (
-    clone_rng,
-    implicit_epoch_reference,
-    new_adagrad,
-    random_problem,
-    umax_epoch_reference,
-)
+from sksoftmax._umax_fast import umax_epoch32, umax_epoch64
 
 FORMATS = ["dense", "csr"]
 DTYPES = [np.float64, np.float32]
@@ -220,7 +219,15 @@ def test_implicit_adagrad_matches_reference(
 
 # ------------------------------------------------- the estimators, replayed
 # the small problem, estimators and replay of tests/test_average.py
-from test_average import D, K, Replay, _check, _close, _estimator, _problem
+from test_average import (  # noqa: E402
+    D,
+    K,
+    Replay,
+    _check,
+    _close,
+    _estimator,
+    _problem,
+)
 
 
 class AdaGradReplay(Replay):

@@ -6,6 +6,14 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _kernel_options import ar_options
+from _reference import (
+    ar_epoch_reference,
+    ar_noise,
+    clone_rng,
+    random_problem,
+    softmax_ar_bound,
+)
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import log_ndtr, log_softmax, logsumexp
 from scipy.stats import norm
@@ -29,15 +37,6 @@ from sksoftmax._shared._special import (
 )
 from sksoftmax._shared._weight_matrix import make_weight_matrix
 from sksoftmax.datasets import make_softmax_classification
-
-from _kernel_options import ar_options
-from _reference import (
-    ar_epoch_reference,
-    ar_noise,
-    clone_rng,
-    random_problem,
-    softmax_ar_bound,
-)
 
 MODELS = {"softmax": 0, "probit": 1, "logistic": 2}
 SCHEDULE_CODES = {

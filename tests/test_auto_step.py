@@ -15,8 +15,8 @@ from sksoftmax import (
     SCENTClassifier,
     StochasticBoundClassifier,
     UMaxSoftmaxClassifier,
+    _eta0_pilot,
 )
-from sksoftmax import _eta0_pilot
 from sksoftmax.datasets import make_softmax_classification
 
 PILOTED = [UMaxSoftmaxClassifier, ImplicitSGDClassifier]

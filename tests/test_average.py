@@ -8,6 +8,12 @@ import pickle
 
 import numpy as np
 import pytest
+from _reference import (
+    implicit_epoch_reference,
+    random_problem,
+    sampled_epoch_reference,
+    umax_epoch_reference,
+)
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.base import clone
 from sklearn.utils._param_validation import InvalidParameterError
@@ -19,13 +25,6 @@ from sksoftmax import (
 )
 from sksoftmax._shared._random import RandomState
 from sksoftmax._shared._weight_matrix import make_weight_matrix
-
-from _reference import (
-    implicit_epoch_reference,
-    random_problem,
-    sampled_epoch_reference,
-    umax_epoch_reference,
-)
 
 pytestmark = pytest.mark.kernel
 

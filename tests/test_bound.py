@@ -17,6 +17,8 @@ from scipy.special import logsumexp
 from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
+
+from sksoftmax import DivergenceError, StochasticBoundClassifier
 from sksoftmax._bound_fast import (
     partition_bound,
     sbm_full_epoch32,
@@ -29,8 +31,6 @@ from sksoftmax._bound_fast import (
 from sksoftmax._shared._dataset import make_dataset
 from sksoftmax._shared._random import RandomState
 from sksoftmax._shared._weight_matrix import make_weight_matrix
-
-from sksoftmax import DivergenceError, StochasticBoundClassifier
 
 FORMATS = ["dense", "csr"]
 DTYPES = [np.float64, np.float32]

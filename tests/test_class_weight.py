@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _estimators import ALL_ESTIMATORS, four_class_problem
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.metrics import recall_score
 from sklearn.utils.class_weight import compute_class_weight
@@ -23,8 +24,6 @@ from sksoftmax import (
 )
 from sksoftmax._class_weight import class_weight_vector, weigh_stream_rows
 from sksoftmax.datasets import make_softmax_classification
-
-from _estimators import ALL_ESTIMATORS, four_class_problem
 
 ids = [Est.__name__ for Est in ALL_ESTIMATORS]
 

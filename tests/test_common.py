@@ -1,8 +1,7 @@
 """scikit-learn's estimator checks on every public sksoftmax estimator."""
 
-from sklearn.utils.estimator_checks import parametrize_with_checks
-
 from _estimators import ALL_ESTIMATORS
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sksoftmax import (
     ARSoftmaxClassifier,

@@ -16,14 +16,13 @@ import os
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _estimators import ALL_ESTIMATORS, four_class_problem
 from sklearn.base import clone
 from sklearn.linear_model import SGDClassifier
 from sklearn.model_selection import GridSearchCV, ParameterGrid
 
 from sksoftmax import UMaxSoftmaxClassifier
 from sksoftmax.metrics import neg_log_loss_scorer
-
-from _estimators import ALL_ESTIMATORS, four_class_problem
 
 try:
     import dask.array as da

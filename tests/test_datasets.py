@@ -8,6 +8,7 @@ import tracemalloc
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _data import fetch_shared_bibtex, shared_file
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import gammaln, logsumexp
 from sklearn.utils import murmurhash3_32
@@ -19,8 +20,6 @@ from sksoftmax.datasets import (
     make_python_tokens,
     make_softmax_classification,
 )
-
-from _data import fetch_shared_bibtex, shared_file
 
 
 def assert_canonical_csr(X):

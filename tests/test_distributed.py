@@ -14,7 +14,6 @@ import os
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
@@ -109,7 +108,9 @@ def test_sharded_log_loss_weights_and_more_shards(client, reference):
         reference.log_loss(X, y, sample_weight=w),
         rtol=1e-12,
     )
-    assert_array_equal(sharded.predict_topk(X, k=9)[0], reference.predict_topk(X, k=9)[0])
+    assert_array_equal(
+        sharded.predict_topk(X, k=9)[0], reference.predict_topk(X, k=9)[0]
+    )
 
 
 @pytest.fixture(scope="module")

@@ -6,13 +6,6 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from numpy.testing import assert_allclose, assert_array_equal
-from scipy.optimize import minimize
-
-from sksoftmax import DivergenceError
-from sksoftmax._exact import ExactSolver
-from sksoftmax._exact_fast import _expf
-
 from _reference import (
     exact_epoch_reference,
     exact_finalize_reference,
@@ -20,6 +13,12 @@ from _reference import (
     random_problem,
     softmax_objective,
 )
+from numpy.testing import assert_allclose, assert_array_equal
+from scipy.optimize import minimize
+
+from sksoftmax import DivergenceError
+from sksoftmax._exact import ExactSolver
+from sksoftmax._exact_fast import _expf
 
 STATE = ("Wt", "b", "G", "Gb", "tau_last", "tau")
 

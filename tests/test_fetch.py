@@ -22,12 +22,11 @@ from urllib.request import urlopen
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _data import shared_data_home, shared_file
 from numpy.testing import assert_array_equal
 
 from sksoftmax import datasets
 from sksoftmax._fetch import arff_to_svmlight
-
-from _data import shared_data_home, shared_file
 
 FETCHERS = {
     "bibtex": datasets.fetch_bibtex,

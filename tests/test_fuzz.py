@@ -8,10 +8,9 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _estimators import ALL_ESTIMATORS as ALL
 
 from sksoftmax.exceptions import DivergenceError
-
-from _estimators import ALL_ESTIMATORS as ALL
 
 
 def _base(n=60, d=5, k=3, seed=0):

@@ -6,24 +6,6 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from numpy.testing import assert_allclose
-from scipy.optimize import minimize
-from scipy.special import wrightomega
-
-from sksoftmax import (
-    DivergenceError,
-    ImplicitSGDClassifier,
-    UMaxSoftmaxClassifier,
-)
-from sksoftmax._shared._dataset import make_dataset
-from sksoftmax._implicit_fast import (
-    implicit_epoch32,
-    implicit_epoch64,
-    solve_u_py,
-)
-from sksoftmax._shared._random import AliasTable, RandomState
-from sksoftmax._shared._weight_matrix import make_weight_matrix
-
 from _data import fetch_shared_bibtex
 from _kernel_options import implicit_options
 from _reference import (
@@ -34,6 +16,23 @@ from _reference import (
     monte_carlo_z,
     sampler_table,
 )
+from numpy.testing import assert_allclose
+from scipy.optimize import minimize
+from scipy.special import wrightomega
+
+from sksoftmax import (
+    DivergenceError,
+    ImplicitSGDClassifier,
+    UMaxSoftmaxClassifier,
+)
+from sksoftmax._implicit_fast import (
+    implicit_epoch32,
+    implicit_epoch64,
+    solve_u_py,
+)
+from sksoftmax._shared._dataset import make_dataset
+from sksoftmax._shared._random import AliasTable, RandomState
+from sksoftmax._shared._weight_matrix import make_weight_matrix
 
 
 def _f_and_grad(

@@ -19,14 +19,13 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _estimators import ALL_ESTIMATORS
 from numpy.testing import assert_allclose, assert_array_equal
 
 import sksoftmax._base
 import sksoftmax._exact
 from sksoftmax import SoftmaxClassifier
 from sksoftmax._base import _canonical_csr
-
-from _estimators import ALL_ESTIMATORS
 
 N_CLASSES = 3
 

@@ -3,6 +3,13 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _kernel_options import umax_options
+from _reference import (
+    clone_rng,
+    random_problem,
+    sampler_table,
+    umax_epoch_reference,
+)
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy import stats
 
@@ -13,16 +20,8 @@ from sksoftmax._shared._random import (
     RandomState,
     build_alias_table,
 )
-from sksoftmax._umax_fast import umax_epoch32, umax_epoch64
 from sksoftmax._shared._weight_matrix import make_weight_matrix
-
-from _kernel_options import umax_options
-from _reference import (
-    clone_rng,
-    random_problem,
-    sampler_table,
-    umax_epoch_reference,
-)
+from sksoftmax._umax_fast import umax_epoch32, umax_epoch64
 
 pytestmark = pytest.mark.kernel
 

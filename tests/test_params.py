@@ -14,11 +14,10 @@ import warnings
 
 import numpy as np
 import pytest
+from _estimators import ALL_ESTIMATORS, four_class_problem
 
 import sksoftmax
 from sksoftmax import SoftmaxClassifier, StochasticBoundClassifier
-
-from _estimators import ALL_ESTIMATORS, four_class_problem
 
 EXPERTS = [est for est in ALL_ESTIMATORS if est is not SoftmaxClassifier]
 

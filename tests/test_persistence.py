@@ -9,14 +9,13 @@ import pickle
 import joblib
 import numpy as np
 import pytest
+from _estimators import ALL_ESTIMATORS, four_class_problem
 from numpy.testing import assert_array_equal
 
 from sksoftmax import (
     UMaxSoftmaxClassifier,
 )
 from sksoftmax._shared._random import AliasTable, RandomState, _rebuild
-
-from _estimators import ALL_ESTIMATORS, four_class_problem
 
 # every public estimator with its defaults (the registry's list), and
 # U-max with the alias-table sampler

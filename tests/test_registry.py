@@ -1,8 +1,9 @@
 """The estimator registry (sksoftmax/_registry.py) is the one list of the
 estimators: everything that lists them agrees with it."""
 
-import sksoftmax
 from sklearn.base import ClassifierMixin
+
+import sksoftmax
 from sksoftmax._compare import METHODS
 from sksoftmax._registry import ESTIMATORS, by_name, solver_classes
 from sksoftmax._softmax import SOLVERS

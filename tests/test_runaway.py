@@ -6,12 +6,12 @@ import warnings
 
 import numpy as np
 import pytest
+from _estimators import ALL_ESTIMATORS as ALL
+from _estimators import four_class_problem
 from sklearn.exceptions import ConvergenceWarning
 
 from sksoftmax import SoftmaxClassifier, UMaxSoftmaxClassifier
 from sksoftmax.exceptions import DivergenceError
-
-from _estimators import ALL_ESTIMATORS as ALL, four_class_problem
 
 
 @pytest.fixture(scope="module")

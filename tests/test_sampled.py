@@ -3,15 +3,6 @@ NumPy reference, the losses' defining properties, and the estimator."""
 
 import numpy as np
 import pytest
-from numpy.testing import assert_allclose, assert_array_equal
-
-from sksoftmax import DivergenceError, SampledSoftmaxClassifier
-from sksoftmax._shared._dataset import make_dataset
-from sksoftmax._shared._random import AliasTable, RandomState
-from sksoftmax._sampled_fast import LOSSES, sampled_epoch32, sampled_epoch64
-from sksoftmax._shared._weight_matrix import make_weight_matrix
-from sksoftmax.datasets import make_softmax_classification
-
 from _kernel_options import sampled_options
 from _reference import (
     clone_rng,
@@ -23,6 +14,14 @@ from _reference import (
     sampler_table,
     softmax_objective,
 )
+from numpy.testing import assert_allclose, assert_array_equal
+
+from sksoftmax import DivergenceError, SampledSoftmaxClassifier
+from sksoftmax._sampled_fast import LOSSES, sampled_epoch32, sampled_epoch64
+from sksoftmax._shared._dataset import make_dataset
+from sksoftmax._shared._random import AliasTable, RandomState
+from sksoftmax._shared._weight_matrix import make_weight_matrix
+from sksoftmax.datasets import make_softmax_classification
 
 RTOL = {np.float64: 1e-10, np.float32: 2e-4}
 

@@ -6,6 +6,14 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _kernel_options import scent_options
+from _reference import (
+    _SCENT_MODES,
+    clone_rng,
+    random_problem,
+    scent_epoch_reference,
+    softmax_objective,
+)
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.optimize import minimize_scalar
 from sklearn.base import clone
@@ -15,20 +23,11 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
 from sksoftmax import DivergenceError, SCENTClassifier
+from sksoftmax._scent_fast import nu_update, scent_epoch32, scent_epoch64
 from sksoftmax._shared._dataset import make_dataset
 from sksoftmax._shared._random import RandomState
-from sksoftmax._scent_fast import nu_update, scent_epoch32, scent_epoch64
 from sksoftmax._shared._weight_matrix import make_weight_matrix
 from sksoftmax.datasets import make_softmax_classification
-
-from _kernel_options import scent_options
-from _reference import (
-    _SCENT_MODES,
-    clone_rng,
-    random_problem,
-    scent_epoch_reference,
-    softmax_objective,
-)
 
 FORMATS = ["dense", "csr"]
 DTYPES = [np.float64, np.float32]

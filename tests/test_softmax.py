@@ -56,7 +56,6 @@ def test_auto_takes_a_sampled_solver_when_rows_are_costly():
     # 2,000 classes x 300 dense features: 6e5 multiply-adds per row
     rng = np.random.RandomState(0)
     X = rng.randn(4000, 300)
-    y = np.arange(4000) % 2000
     clf = SoftmaxClassifier(random_state=0)
     name, reason = clf._choose_solver(2000, X)
     assert name == "scent" and "multiply-adds" in reason

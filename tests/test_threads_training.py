@@ -14,6 +14,17 @@ import warnings
 
 import numpy as np
 import pytest
+from _kernel_options import (
+    implicit_options,
+    sampled_options,
+    umax_options,
+)
+from _reference import (
+    implicit_epoch_reference,
+    random_problem,
+    sampled_epoch_reference,
+    umax_epoch_reference,
+)
 from numpy.testing import assert_allclose, assert_array_equal
 
 from sksoftmax import (
@@ -26,26 +37,14 @@ from sksoftmax import (
     UMaxSoftmaxClassifier,
     openmp_enabled,
 )
-from sksoftmax._shared._dataset import make_dataset
 from sksoftmax._implicit_fast import implicit_epoch32, implicit_epoch64
-from sksoftmax._shared._random import RandomState
 from sksoftmax._sampled_fast import LOSSES, sampled_epoch32, sampled_epoch64
-from sksoftmax._umax_fast import umax_epoch32, umax_epoch64
+from sksoftmax._shared._dataset import make_dataset
+from sksoftmax._shared._random import RandomState
 from sksoftmax._shared._weight_matrix import make_weight_matrix
+from sksoftmax._umax_fast import umax_epoch32, umax_epoch64
 from sksoftmax.datasets import make_softmax_classification
 from sksoftmax.exceptions import DivergenceError
-
-from _kernel_options import (
-    implicit_options,
-    sampled_options,
-    umax_options,
-)
-from _reference import (
-    implicit_epoch_reference,
-    random_problem,
-    sampled_epoch_reference,
-    umax_epoch_reference,
-)
 
 pytestmark = pytest.mark.kernel
 

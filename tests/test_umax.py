@@ -7,6 +7,14 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _kernel_options import umax_options
+from _reference import (
+    double_sum_gradient,
+    gradient_problem,
+    monte_carlo_z,
+    sampler_table,
+    softmax_objective,
+)
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn import config_context
 from sklearn.datasets import make_classification
@@ -19,21 +27,12 @@ from sksoftmax import (
     ImplicitSGDClassifier,
     SampledSoftmaxClassifier,
     UMaxSoftmaxClassifier,
+    _class_sampler,
 )
-from sksoftmax import _class_sampler
 from sksoftmax._shared._dataset import make_dataset
 from sksoftmax._shared._random import AliasTable, RandomState
-from sksoftmax._umax_fast import umax_epoch64
 from sksoftmax._shared._weight_matrix import make_weight_matrix
-
-from _kernel_options import umax_options
-from _reference import (
-    double_sum_gradient,
-    gradient_problem,
-    monte_carlo_z,
-    sampler_table,
-    softmax_objective,
-)
+from sksoftmax._umax_fast import umax_epoch64
 
 
 @pytest.fixture(scope="module")
@@ -348,9 +347,9 @@ def test_verbose_prints_one_line_per_epoch(problem, capsys):
     X, y = problem
     _quiet(max_iter=3, verbose=1).fit(X, y)
     lines = [
-        l
-        for l in capsys.readouterr().out.splitlines()
-        if l.startswith("Epoch")
+        line
+        for line in capsys.readouterr().out.splitlines()
+        if line.startswith("Epoch")
     ]
     assert len(lines) == 3
     assert re.match(

@@ -54,8 +54,9 @@ cdef struct EpochSums:
     # adds to these, a failing one sets status, bad_row and bad_value
     double objective
     double weight
-    double sq_delta         # Hogwild steps: their change of ||W||^2, in
-                            # the units of the round's start
+    # Hogwild steps: their change of ||W||^2, in the units of the round's
+    # start
+    double sq_delta
     double bad_value
     long long n_evals       # a solver's own count (Implicit SGD: g's)
     Py_ssize_t bad_row
@@ -87,8 +88,8 @@ cdef struct HogwildPlan:
     Py_ssize_t chunk_units      # units per chunk
     int n_threads
     double alpha                # > 0: units shrink W; ||W||^2 exact at end
-    double bound_w              # App. B's projection of W between rounds
-                                # (INFINITY: none)
+    # App. B's projection of W between rounds (INFINITY: none)
+    double bound_w
 
 
 ctypedef fused HogwildWeights:

@@ -46,7 +46,7 @@ cdef inline double wright_omega(double x) noexcept nogil:
     1e-15 in practice.
     """
     cdef double w, r, q, t, wp1
-    cdef int it
+    cdef int _
     if isnan(x):
         return x
     if x == INFINITY:
@@ -65,7 +65,7 @@ cdef inline double wright_omega(double x) noexcept nogil:
     else:
         t = log(x)
         w = x - t + t / x
-    for it in range(3):
+    for _ in range(3):
         r = x - w - log(w)
         if fabs(r) <= 1e-17 * (1.0 + fabs(x)):
             break

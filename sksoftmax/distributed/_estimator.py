@@ -267,7 +267,9 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         workers = self._workers(client)
         futures = []
         for i, part in enumerate(parts):
-            [f] = client.scatter([part], workers=[workers[i % len(workers)]], hash=False)
+            [f] = client.scatter(
+                [part], workers=[workers[i % len(workers)]], hash=False
+            )
             futures.append(
                 client.submit(W.check_block, f, X.shape[1], pure=False)
             )

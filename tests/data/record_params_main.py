@@ -28,20 +28,41 @@ CASES = {
     "sampled_default": ("SampledSoftmaxClassifier", {}),
     "sampled_nce": ("SampledSoftmaxClassifier", dict(loss="nce", eta0=0.1, max_iter=5)),
     "scent_default": ("SCENTClassifier", dict(batch_size=16)),
-    "scent_scent": ("SCENTClassifier", dict(batch_size=16, nu_update="scent", max_iter=5)),
-    "scent_sgd": ("SCENTClassifier", dict(batch_size=16, nu_update="sgd", alpha_nu=0.1, max_iter=5)),
+    "scent_scent": (
+        "SCENTClassifier",
+        dict(batch_size=16, nu_update="scent", max_iter=5),
+    ),
+    "scent_sgd": (
+        "SCENTClassifier",
+        dict(batch_size=16, nu_update="sgd", alpha_nu=0.1, max_iter=5),
+    ),
     "scent_bsgd": ("SCENTClassifier", dict(batch_size=16, loss="bsgd", max_iter=5)),
-    "scent_bsgd_scent": ("SCENTClassifier", dict(batch_size=16, loss="bsgd", nu_update="scent", max_iter=5)),
+    "scent_bsgd_scent": (
+        "SCENTClassifier",
+        dict(batch_size=16, loss="bsgd", nu_update="scent", max_iter=5),
+    ),
     "scent_early": ("SCENTClassifier", dict(batch_size=16, early_stopping=True)),
     "ar_softmax_default": ("ARSoftmaxClassifier", {}),
-    "ar_softmax_adaptive": ("ARSoftmaxClassifier", dict(learning_rate="adaptive", max_iter=5)),
+    "ar_softmax_adaptive": (
+        "ARSoftmaxClassifier",
+        dict(learning_rate="adaptive", max_iter=5),
+    ),
     "ar_probit_default": ("ARProbitClassifier", dict(max_iter=10)),
     "ar_probit_paper": ("ARProbitClassifier", dict(local_step="paper", max_iter=5)),
-    "ar_logistic_adaptive": ("ARLogisticClassifier", dict(learning_rate="adaptive", max_iter=5)),
-    "ar_logistic_paper_tol": ("ARLogisticClassifier", dict(local_step="paper", tol=1e-3, max_iter=8)),
+    "ar_logistic_adaptive": (
+        "ARLogisticClassifier",
+        dict(learning_rate="adaptive", max_iter=5),
+    ),
+    "ar_logistic_paper_tol": (
+        "ARLogisticClassifier",
+        dict(local_step="paper", tol=1e-3, max_iter=8),
+    ),
     "bound_default": ("StochasticBoundClassifier", {}),
     "bound_paper": ("StochasticBoundClassifier", dict(update="paper", max_iter=3)),
-    "bound_surrogate_low_rank": ("StochasticBoundClassifier", dict(rank=3, update="surrogate", max_iter=3)),
+    "bound_surrogate_low_rank": (
+        "StochasticBoundClassifier",
+        dict(rank=3, update="surrogate", max_iter=3),
+    ),
     "bound_low_rank": ("StochasticBoundClassifier", dict(rank=3, max_iter=3)),
 }
 
