@@ -28,6 +28,13 @@ os.makedirs(_TABLES, exist_ok=True)
 for _name, _text in (
     ("api_estimators.rst", api_sections()),
     ("summary_table.rst", summary_table()),
+    # read only by autosummary, for the estimators' stub pages (see
+    # autosummary_generate): the same directives, paths from this folder
+    (
+        "autosummary_stubs.rst",
+        ".. currentmodule:: sksoftmax\n\n"
+        + api_sections().replace(":toctree: generated/", ":toctree: ../generated/"),
+    ),
 ):
     _path = os.path.join(_TABLES, _name)
     # rewritten only when changed: Sphinx rebuilds what includes it
@@ -69,7 +76,10 @@ nitpicky = False
 
 # -- autodoc / autosummary / numpydoc ---------------------------------------
 
-autosummary_generate = True
+# the files whose autosummary directives get stub pages: api.rst, and the
+# estimators' table, which api.rst includes from _registry/ (excluded from
+# the build, so the default True, every page, would miss its stubs)
+autosummary_generate = ["api.rst", "_registry/autosummary_stubs.rst"]
 autodoc_default_options = {}
 autodoc_typehints = "none"
 # numpydoc writes the class's Methods table from autosummary itself

@@ -61,73 +61,32 @@ _COMMON_PARAMS_DOC = """
         which all but freezes rows visited late (after 5,000 steps a_t is
         5e-4).
     variant : {'natural', 'paper'}, default='natural'
-        The local step (the package's name for the switch between
-        published variants of a method, see :ref:`shared_parameters`).
-        Probit and logistic: the local step of Alg. 2 on the row's
-        q(eps) = q((eps - mu) / sigma). 'paper': the gradient step of
-        Sec. 4 on (mu, gamma) with ``a_0 = 0.01``; its scale is the
-        inverse of the sampled bound's curvature, up to K, so it is
-        unstable once ``a_t K`` passes 2 (probit diverged at K = 5,000)
-        and slow elsewhere. 'natural' (a departure from the paper): a
-        stochastic natural-gradient step for a Gaussian q,
-        ``lambda <- (1 - a_t) lambda + a_t (-h'')``,
-        ``mu <- mu + a_t h' / lambda``, lambda = 1 / Var_q, h the
-        sampled log joint of eq. 9 at the row's draw, ``a_0 = 1`` as in
-        Alg. 1 (derivation in the kernel's ``_ar_local_row``). On a
-        1,000-class synthetic set it took probit's test log-loss from 1.39
-        to 0.53 at rho_0 = 0.3. The softmax's local step (Alg. 1) is
-        already a natural-gradient step: both values give it.
+        The local step (see :ref:`shared_parameters`). Probit and
+        logistic: 'paper', the gradient step of Sec. 4 on (mu, gamma),
+        unstable at many classes; 'natural' (a departure from the paper),
+        a stochastic natural-gradient step on q's precision and mean, the
+        default because it is stable and much better (:ref:`ar_variant`).
+        The softmax's local step (Alg. 1) is already a natural-gradient
+        step: both values give it.
     eta0 : float or 'auto', default='auto'
         rho_0 of the 'adagrad' and 'kucukelbir' schedules, or the initial
         learning rate of the other schedules. 'auto' (the value used is
-        ``eta0_``): under 'adagrad', ``min(1, sqrt(50 / r))`` with r the
-        rows per class (the package's horizon factor: a coordinate's first
-        touches move it by up to rho_0, noise that later touches must
-        undo, more so where classes have many rows; over ten epochs 1 was
-        the best of the 7-point grid 1e-4..1e2 on Bibtex and two Zipfian
-        sets, r = 33 and 4.3, and 0.1 at r = 397, where the rule gives
-        0.355, 0.8% behind); 1 under 'kucukelbir' for the softmax (a
-        per-coordinate step is at most about rho_0 / sqrt(0.1 t), so
-        rho_0 is in units of the weights); under 'kucukelbir' for probit
-        and logistic, ``2 s / (mean ||x_i||_1 + 1)``, s the noise's
-        standard deviation (1, pi / sqrt(3)): a first step moves each
-        coordinate a row touches by about rho_0 and so its score by
-        rho_0 (||x_i||_1 + 1), here two noise units. With the natural
-        local step, the best of the grids {0.02, 0.04, 0.1, 0.3, 1} was
-        0.02 on binary Bibtex (||x||_1 = 68.5, the rule gives 0.029 /
-        0.052), 0.1-0.3 on unit-norm Bibtex (7.9: 0.22 / 0.41) and 0.3
-        on a 1,000-class synthetic set (10: 0.18 / 0.33); the paper's
-        0.02 is its setting for binary features. For the other
-        schedules ``1 / c``, c the mean of
-        ``||x_i||^2 + 1``: the softmax's own step scale (the coefficients
-        of the augmented model's gradient are at most one).
+        ``eta0_``): ``min(1, sqrt(50 / r))`` under 'adagrad', r the rows
+        per class; under 'kucukelbir' 1 for the softmax and
+        ``2 s / (mean ||x_i||_1 + 1)`` for probit and logistic, s the
+        noise's standard deviation; ``1 / c`` for the other schedules, c
+        the mean of ``||x_i||^2 + 1``. Derivations and measurements:
+        :ref:`ar_eta0`.
     learning_rate : {'auto', 'adagrad', 'kucukelbir', 'exponential', \
             'constant', 'invscaling'}, default='auto'
         'auto': 'adagrad' for the softmax, 'kucukelbir' (the paper's) for
-        probit and logistic. Both keep one float64 array of the size of
-        ``[coef_ | intercept_]``.
-
-        'adagrad' (Duchi, Hazan & Singer 2011): per coordinate,
-        ``rho_0 g_t / (1 + sqrt(s_t))``, ``s_t = s_{t-1} + g_t^2``, g the
-        gradient of the bound summed over the minibatch's rows (the "1"
-        then damps gradients small against one row's). It keeps the
-        relative sizes of a coordinate's importance-weighted gradients,
-        which 'kucukelbir' loses at many classes (see
-        ARSoftmaxClassifier's Notes); ``decay`` does
-        not apply.
-
-        'kucukelbir' (Sec. 4, Kucukelbir et al. 2017; not scikit-learn's
-        'adaptive', which divides the step by 5 on a plateau): per
-        coordinate,
-        ``rho_t = rho_0 t^(-1/2+1e-16) / (1 + sqrt(s_t))``,
-        ``s_t = 0.1 g_t^2 + 0.9 s_{t-1}`` (``s_1 = g_1^2``), t the global
-        step and g the gradient of the bound summed over the N rows (the
-        paper's scale, so that rho_0 = 0.02 carries over); rho_0 is
-        multiplied by ``decay`` every 2,000 steps.
-
-        The others are the package's schedules on the mean gradient of the
-        minibatch: 'exponential' (``eta0 * decay**epoch``), 'constant',
-        'invscaling' (``eta0 / t**power_t``, t the rows seen).
+        probit and logistic, both per coordinate with one float64 array of
+        the size of ``[coef_ | intercept_]``. 'adagrad' (Duchi, Hazan &
+        Singer 2011) keeps the relative sizes of importance-weighted
+        gradients, which 'kucukelbir' (Kucukelbir et al. 2017; not
+        scikit-learn's 'adaptive') loses at many classes. 'exponential',
+        'constant', 'invscaling': the package's schedules on the
+        minibatch's mean gradient. Formulas: :ref:`ar_learning_rate`.
     decay : float, default=0.9
         Factor applied to rho_0 every 2,000 steps ('kucukelbir', the paper's
         0.9) or to the rate every epoch ('exponential').
@@ -494,16 +453,11 @@ class ARSoftmaxClassifier(_BaseAugmentReduce):
 
     n_jobs : int, default=None
         Threads of the training epochs and of the exact evaluation
-        (``predict``, ``predict_proba``, ``predict_topk``, ``log_loss``,
-        ``score``, ...): None means 1, -1 every core, as in scikit-learn;
-        OpenMP limits (``OMP_NUM_THREADS``, threadpoolctl) are respected.
-        In training, the local steps of a minibatch's rows run on the
-        threads, and under the per-coordinate schedules ('adagrad',
-        'kucukelbir'; the default) the
-        global step class by class; the noise of Alg. 2 is drawn first
-        and every sum is taken in row or class order, so the model does
-        not depend on ``n_jobs`` (bit for bit). The other schedules'
-        global step runs on one thread.
+        (``predict``, ``predict_proba``, ``log_loss``, ...): None means 1,
+        -1 every core, as in scikit-learn. The rows' local steps and, under
+        'adagrad' and 'kucukelbir', the global step run on the threads in
+        a fixed order, so the model does not depend on ``n_jobs``, bit for
+        bit (:ref:`threads_in_training`).
 
     allow_new_classes : bool, default=False
         Let ``partial_fit`` add classes it has not seen (in ``y`` or
@@ -518,28 +472,11 @@ class ARSoftmaxClassifier(_BaseAugmentReduce):
 
     Notes
     -----
-    Why 'adagrad' and not the paper's 'kucukelbir' by default: a
-    coordinate (k, j) of W has a gradient only when class k is the label
-    or one of the ``|S|`` classes drawn for a row with feature j. At many
-    classes that is rare, and between two touches the paper's s decays by
-    0.9 per global step, so at a touch s is about 0.1 g^2 and the step is
-    about ``rho_t / sqrt(0.1)`` times the *sign* of g, whatever its size:
-    the importance weights ``(K - 1) / |S|`` no longer scale the steps, a class
-    drawn as a negative about ``|S| K / N_k`` times as often as it is a label
-    is pushed down by count, not by probability, and the expected step
-    stops following the gradient. AdaGrad's sum keeps the coordinate's
-    history, so a touch moves it in proportion to its gradient against the
-    earlier ones. Measured over ten epochs with defaults (test log-loss;
-    ``benchmarks/bench_large_k.py``): at 94,004 Zipfian classes 'kucukelbir'
-    ended epochs 1 and 2 above the class prior (12.31 and 11.34 against
-    11.28) and epoch 10 at 10.53, 'adagrad' ends epoch 1 at 8.39 and epoch
-    10 at 8.12; at 18,793 classes 4.27 against 3.92; on Bibtex 2.75
-    against 2.82; on a next-token task (10,000 classes, 4 hashed features
-    per row) 5.01, above the prior 4.39, against 3.21. A
-    per-coordinate normaliser still shrinks a coordinate's rare large
-    importance-weighted gradients against its history, so there A&R
-    ranks well (top-1 0.5) but its probabilities stay overconfident
-    against U-max's (2.42) and SCENT's (2.36).
+    'adagrad' and not the paper's 'kucukelbir' is the default: at many
+    classes a coordinate is touched rarely, the paper's decayed state
+    turns its steps into sign steps, and 'kucukelbir' ended the first
+    epochs above the class prior at 94,004 classes (measurements:
+    :ref:`ar_learning_rate`).
 
     eta_n is stored as log eta_n (float64, one per training row), so that it
     cannot overflow. A row seen for the first time (the first epoch of
@@ -659,16 +596,11 @@ class ARProbitClassifier(_NoiseModelClassifier):
 
     n_jobs : int, default=None
         Threads of the training epochs and of the exact evaluation
-        (``predict``, ``predict_proba``, ``predict_topk``, ``log_loss``,
-        ``score``, ...): None means 1, -1 every core, as in scikit-learn;
-        OpenMP limits (``OMP_NUM_THREADS``, threadpoolctl) are respected.
-        In training, the local steps of a minibatch's rows run on the
-        threads, and under the per-coordinate schedules ('adagrad',
-        'kucukelbir'; the default) the
-        global step class by class; the noise of Alg. 2 is drawn first
-        and every sum is taken in row or class order, so the model does
-        not depend on ``n_jobs`` (bit for bit). The other schedules'
-        global step runs on one thread.
+        (``predict``, ``predict_proba``, ``log_loss``, ...): None means 1,
+        -1 every core, as in scikit-learn. The rows' local steps and, under
+        'adagrad' and 'kucukelbir', the global step run on the threads in
+        a fixed order, so the model does not depend on ``n_jobs``, bit for
+        bit (:ref:`threads_in_training`).
 
     allow_new_classes : bool, default=False
         Let ``partial_fit`` add classes it has not seen (in ``y`` or
@@ -724,16 +656,11 @@ class ARLogisticClassifier(_NoiseModelClassifier):
 
     n_jobs : int, default=None
         Threads of the training epochs and of the exact evaluation
-        (``predict``, ``predict_proba``, ``predict_topk``, ``log_loss``,
-        ``score``, ...): None means 1, -1 every core, as in scikit-learn;
-        OpenMP limits (``OMP_NUM_THREADS``, threadpoolctl) are respected.
-        In training, the local steps of a minibatch's rows run on the
-        threads, and under the per-coordinate schedules ('adagrad',
-        'kucukelbir'; the default) the
-        global step class by class; the noise of Alg. 2 is drawn first
-        and every sum is taken in row or class order, so the model does
-        not depend on ``n_jobs`` (bit for bit). The other schedules'
-        global step runs on one thread.
+        (``predict``, ``predict_proba``, ``log_loss``, ...): None means 1,
+        -1 every core, as in scikit-learn. The rows' local steps and, under
+        'adagrad' and 'kucukelbir', the global step run on the threads in
+        a fixed order, so the model does not depend on ``n_jobs``, bit for
+        bit (:ref:`threads_in_training`).
 
     allow_new_classes : bool, default=False
         Let ``partial_fit`` add classes it has not seen (in ``y`` or

@@ -133,49 +133,29 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         ``n_directions`` times the O(k^2 d) cost per row.
     alpha : float, default=1e-4
         L2 penalty on ``coef_`` (mean-loss scale: ``LogisticRegression``'s
-        ``C = 1 / (alpha * n_samples)``). Must be positive, so the one
-        shared default that differs here (0.0 elsewhere): M starts as
-        ``I / alpha`` (Alg. 2's M = I / lambda), and without a penalty the
-        accumulated curvature is singular (adding one vector to every
-        class's weights leaves the softmax unchanged). ``alpha=0`` raises a
-        ValueError that says so, also when the estimator runs behind
-        :class:`SoftmaxClassifier` (``solver='bound'``); 1e-4 is
-        ``LogisticRegression(C=1)`` at 10,000 rows, ``1 / n_samples`` is
-        ``C=1`` at any size.
+        ``C = 1 / (alpha * n_samples)``). It must be positive, hence the
+        one shared default that differs here (0.0 elsewhere): M starts as
+        ``I / alpha`` and without a penalty the curvature is singular;
+        ``alpha=0`` raises a ValueError (:ref:`bound_alpha`).
     eta0 : float or 'auto', default='auto'
-        Step size eta of ``theta -= eta * phi``. With
-        ``variant='surrogate'`` eta = 1 moves theta to the minimiser of the
-        accumulated bounds; with ``variant='paper'`` the paper's choice is
-        ``1 / n_samples`` (its eta = 1/t). 'auto' takes these two values
-        (n_samples: the rows of the fit, or seen so far by
-        ``partial_fit``), and ``30 / n_samples`` for the paper's update at
-        low rank, whose bound is looser (the step bench_bound.py uses; a
-        few tens over n_samples was best on digits and Bibtex); the value
-        used is ``eta0_``.
+        Step size eta of ``theta -= eta * phi``. 'auto' takes 1 with
+        ``variant='surrogate'`` (the minimiser of the accumulated bounds),
+        ``1 / n_samples`` with 'paper' (its eta = 1/t) and
+        ``30 / n_samples`` for 'paper' at low rank (:ref:`bound_eta0`);
+        the value used is ``eta0_``.
     batch_size : int, default=1
         Rows per update step: the rows whose bounds are accumulated between
         two steps of theta (the paper's m; it always uses m = 1; no
         automatic choice).
     variant : {'auto', 'surrogate', 'paper'}, default='auto'
-        The update of theta (the package's name for the switch between
-        published variants of a method, see :ref:`shared_parameters`).
-        'auto': 'surrogate' at full rank, 'paper' at low rank (where the
-        surrogate's loose diagonal bounds barely move theta: on
-        ``make_softmax_classification(2500, 200, 50, density=0.05)``, rank
-        10, test log-loss 3.28 after ten epochs against the prior's 3.92;
-        'paper' with eta = 30/n, the defaults, 0.19 in 7 CPU s, 6 epochs;
-        0.18 in 10 s after 8 with the stopping defaults before issue 32).
-        'paper':
-        Alg. 2 as printed: mu sums the rows' gradients
-        g_i - f_i(y_i) + alpha theta (each at the theta of its visit),
-        phi = M mu and ``theta -= eta phi`` after every row. 'surrogate':
-        each row's bound is kept anchored where it was built, mu sums
-        g_i - f_i(y_i) - Sigma_i theta_i, and phi = theta + M mu, so that
-        ``theta - phi`` minimises the sum of the visited rows' bounds plus
-        the penalty (a stochastic majorization-minimization step). The
-        printed update carries the gradients of every earlier iterate in
-        mu, which keeps theta moving after the gradient has vanished; see
-        Notes.
+        The update of theta (see :ref:`shared_parameters`). 'paper': Alg. 2
+        as printed, whose mu keeps the gradients of every earlier iterate;
+        'surrogate': each row's bound stays anchored where it was built,
+        so that ``theta - phi`` minimises the sum of the visited rows'
+        bounds plus the penalty (stochastic majorization-minimization).
+        'auto': 'surrogate' at full rank, 'paper' at low rank, where the
+        surrogate's loose diagonal bounds barely move theta
+        (:ref:`bound_variant`).
     learning_rate : {'constant', 'exponential', 'invscaling'}, \
             default='constant'
         Schedule of eta: 'constant' (the paper's), 'exponential'
@@ -290,12 +270,9 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
     the minimiser of a sum of upper bounds of the visited rows' losses.
 
     Feature scaling matters: the bound's curvature grows with the row
-    norms, and so does the gap of one pass to the optimum. On digits one
-    pass ends at 1.01x / 1.075x LogisticRegression's objective at
-    alpha = 0.1 / 0.01 with X / 16 (rms row norm 3.9) but 1.08x / 1.43x
-    after StandardScaler (rms row norm 7.8; ``benchmarks/bench_bound.py``,
-    three seeds). Prefer scalings that keep row norms moderate
-    (MaxAbsScaler, Normalizer).
+    norms, and so does the gap of one pass to the optimum. Prefer
+    scalings that keep row norms moderate (MaxAbsScaler, Normalizer;
+    measurements: :ref:`bound_feature_scaling`).
 
     Size: full rank costs 24 d^2 bytes and O(K d^2) per row, so it suits
     d = K (D + 1) up to a few thousand; ``rank='auto'`` keeps it within

@@ -35,71 +35,36 @@ class ImplicitSGDClassifier(
     Parameters
     ----------
     n_sampled_classes : int, default=1
-        Classes m per step. m = 1 is Alg. 1: the class is drawn uniformly
-        and the scalar equation in u_i is bracketed by the bounds of
-        App. E.1. m > 1 follows App. E.3: m distinct classes drawn without
-        replacement (each term weighted (K-1)/m), and the step is the root
-        of a one-dimensional strongly monotone equation in v_i = u_i + s_yi,
-        solved by safeguarded Newton steps. With the uniform sampler a
-        value above n_classes - 1 is lowered to n_classes - 1 (every other
-        class: the exact sum) with a UserWarning, the package's rule for
-        samplers without replacement; the value used is
-        ``n_sampled_classes_``.
+        Classes m per step. m = 1 is Alg. 1 (one class, a scalar equation
+        in u_i bracketed by App. E.1); m > 1 follows App. E.3 (m distinct
+        classes, safeguarded Newton steps on a monotone equation). With
+        the uniform sampler a value above n_classes - 1 is lowered to it
+        with a UserWarning (:ref:`implicit_sampled_classes`); the value
+        used is ``n_sampled_classes_``.
     sampler : {'uniform', 'frequency'}, default='frequency'
-        'uniform': the paper's sampler above. 'frequency': the m classes
-        are drawn with replacement from all classes with probability q_k
-        proportional to ``(class_count_[k] + 1) ** sampler_power``, and
-        each weighted by ``1 / (m q_k)`` (see Notes). 'frequency' is the
-        default because it measured far better with the default step:
-        test log-loss after 10 epochs 2.91 against 3.58 (uniform) on
-        Bibtex and 1.48 against 2.05 (uniform at its best eta0 of a grid)
-        on a 4,845-class Zipfian set, and, unlike uniform draws, no epoch
-        ended above the class-prior log-loss. Under uniform draws the
-        implicit step, which caps the move of a heavily weighted sampled
-        class, flattens the intercepts towards log K in the first epochs.
+        'uniform': the paper's sampler. 'frequency': the m classes are
+        drawn with replacement with probability q_k proportional to
+        ``(class_count_[k] + 1) ** sampler_power``, each weighted by
+        ``1 / (m q_k)`` (see Notes). 'frequency' is the default because
+        it measured far better with the default step
+        (:ref:`implicit_sampler`).
     sampler_power : float, default=1.0
         Exponent of the class counts in the 'frequency' sampler; 0 samples
         uniformly from all classes (the row's own included).
     eta0 : float or 'auto', default='auto'
         Initial learning rate, per-row loss (the paper's eta * N). 'auto'
-        starts from ``1 / c`` with c the mean of ``||x_i||^2 + 1`` (the 1
-        only with intercepts): the implicit step cannot overshoot, so
-        unlike U-max's rule it needs no importance factor (derivation in
-        ``_auto_eta0``). With at least 500 training rows a pilot then
-        moves it by factors of 3 while two passes over 2,048 of the rows
-        lower the exact log-loss of 512 held-out rows, then lowers it
-        while that holds on 4 times as many rows per stage, and the best
-        trial is multiplied by ``min(1, sqrt(50 / r))``, r the rows per
-        class (see :class:`UMaxSoftmaxClassifier`). The value used is
-        ``eta0_``, the pilot's trials are in ``eta0_trials_``. With
-        ``learning_rate='adagrad'`` the rule is ``300 c`` (measured; the
-        implicit step's moves grow only with log(eta0), see
-        ``_auto_eta0_adagrad``), refined by the same pilot.
+        starts from ``1 / c``, c the mean of ``||x_i||^2 + 1``: the
+        implicit step cannot overshoot, so it needs no importance factor;
+        with at least 500 rows the pilot of :class:`UMaxSoftmaxClassifier`
+        refines it. The value used is ``eta0_``, the pilot's trials
+        ``eta0_trials_`` (:ref:`implicit_eta0`).
     learning_rate : {'exponential', 'constant', 'invscaling', 'adagrad'}, \
             default='exponential'
         As in :class:`UMaxSoftmaxClassifier`. 'adagrad': per-feature steps
         with one accumulator per feature column shared by all classes and
-        one for the intercepts (memory O(n_features)), taken implicitly.
-        The implicit update theta' = theta - P grad f(theta') with
-        P = diag(eta_j), eta_j = eta0 / sqrt(1e-8 + G_j) on column j of
-        every class, eta0 / sqrt(1e-8 + G_b) on the intercepts and eta0 on
-        u_i, is the proximal step argmin f + 1/2 ||theta - theta_old||^2
-        in the metric P^-1. The sampled term depends on W and b through
-        the score difference z only, so the optimal move of w_k is
-        ``-lambda P x_i`` (of w_y its opposite) and z moves by
-        ``lambda C``, ``C = 2 sum_j eta_j x_ij^2 + 2 eta_b``, where the
-        plain step has ``2 eta (||x_i||^2 + 1)`` (eq. 10-11): the
-        preconditioner replaces ``eta ||x||^2`` by ``sum_j eta_j x_j^2``
-        in the paper's scalar equation (eq. 13-14 with
-        ``gamma = eta0 / C``; eq. 17 unchanged), which is solved as
-        before, still exactly and in O(nnz). G is updated before the step
-        with the sampled gradient at the current point
-        (``G_j += 2 c^2 x_ij^2``, ``c = s_i w e^(z - u_i)``, w = K-1 or
-        1/q_k; App. E.3's m classes alike): the gradient at the new point
-        would make G depend on the step it sets. With ``alpha > 0`` the
-        columns decay as in :class:`UMaxSoftmaxClassifier` before the
-        implicit step of the data term (a splitting), instead of the
-        joint shrinkage ``1 / (1 + eta alpha)``.
+        one for the intercepts (memory O(n_features)), taken implicitly:
+        the proximal step in the metric of the per-feature steps, still
+        exact and O(nnz) (derivation: :ref:`implicit_adagrad`).
     decay : float, default=0.9
         Per-epoch factor of the 'exponential' schedule.
     power_t : float, default=0.5
@@ -124,23 +89,13 @@ early_stopping, validation_fraction, n_iter_no_change, class_weight
         mean number of root-finder evaluations per step (Prop. 4 bounds it by
         log2(1/eps) + log2(interval)).
     raise_u : bool, default=True
-        On every later visit of a row, first raise its ``u_i`` to the
-        rule of a first visit, ``log(1 + sum_k exp(z_k))`` over the
-        distinct classes drawn for the step, if it lies below (a departure
-        from Alg. 1, which keeps ``u_i`` from the last visit). The row's
-        gradient in W is ``exp(u_i* - u_i)`` times its log-loss gradient,
-        u_i* the optimal u_i, and the rule is a lower bound of u_i*, so
-        the raise only moves u_i towards u_i*, never fires at the optimum
-        (the fixed point is Alg. 1's) and stops rows whose u_i fell behind
-        between visits from taking steps scaled up by ``exp(lag)``.
-        Measured with the defaults over ten epochs: test log-loss 3.09
-        against 4.02 without it on a 10,000-class next-token task (where
-        one row in ten lagged by more than 6.6 after the first epoch),
-        3.29 against 3.29 on a 20,000-class Zipfian set, 2.92 against
-        2.91 on Bibtex. ``False`` is Alg. 1 as published. Not applied
-        with ``learning_rate='adagrad'``, whose 'auto' rule was measured
-        without it: on scikit-learn's three-blob check (``eta0_`` 900) the
-        raise lowered training accuracy from 0.90 to 0.80.
+        On every later visit of a row, first raise its ``u_i`` to the rule
+        of a first visit, ``log(1 + sum_k exp(z_k))`` over the classes
+        drawn, if it lies below (a departure from Alg. 1; ``False`` is
+        Alg. 1 as published). The raise only moves u_i towards its
+        optimum, keeps Alg. 1's fixed point, and stops rows that fell
+        behind from taking steps scaled up by ``exp(lag)``. Not applied
+        with 'adagrad'. Measurements: :ref:`implicit_raise_u`.
     average : bool or int, default=False
         Iterate averaging, as in :class:`UMaxSoftmaxClassifier`: the mean
         of the weights after each row's implicit step (a row of weight zero
@@ -149,20 +104,13 @@ early_stopping, validation_fraction, n_iter_no_change, class_weight
 
     n_jobs : int, default=None
         Threads of the training epochs and of the exact evaluation
-        (``predict``, ``predict_proba``, ``predict_topk``, ``log_loss``,
-        ``score``, ...): None means 1, -1 every core, as in scikit-learn;
-        OpenMP limits (``OMP_NUM_THREADS``, threadpoolctl) are respected.
-        Predictions do not depend on it. With more than one thread the
-        epochs run lock-free ("Hogwild!", Recht et al. 2011): chunks of
-        64 rows on the threads, each with its own random stream, sparse
-        updates of ``coef_`` without locks, the L2 shrinkage, projection
-        and averaging merged between rounds of a few thousand rows. A
-        threaded fit is then reproducible in distribution only (the
-        timing of the threads' writes enters the result); ``n_jobs=None``
-        or 1 stays bitwise reproducible under ``random_state``. The
-        eta0='auto' pilot always runs on one thread, so ``eta0_`` does not
-        depend on ``n_jobs``. ``learning_rate='adagrad'`` trains on one
-        thread (its per-row step state is shared), with a UserWarning.
+        (``predict``, ``predict_proba``, ``log_loss``, ...): None means 1,
+        -1 every core, as in scikit-learn. With more than one thread the
+        epochs run lock-free ("Hogwild!"), reproducible in distribution
+        only; ``n_jobs=None`` or 1 stays bitwise reproducible under
+        ``random_state``, and ``eta0_`` does not depend on it
+        (:ref:`threads_in_training`).
+        ``learning_rate='adagrad'`` trains on one thread, with a UserWarning.
 
     allow_new_classes : bool, default=False
         Let ``partial_fit`` add classes it has not seen (in ``y`` or

@@ -31,16 +31,12 @@ class SampledSoftmaxClassifier(
     Parameters
     ----------
     loss : {'ove', 'nce', 'importance'}, default='ove'
-        'ove': one-vs-each (Titsias 2016), the bound
-        ``sum_{k != y} log(1 + exp(s_k - s_y))`` on the log-loss, its sum
-        estimated without bias by ``K/m`` times the sampled terms.
+        'ove': one-vs-each (Titsias 2016), a bound on the log-loss whose
+        sum over classes is estimated without bias from the sampled terms;
         'nce': noise contrastive estimation (Mnih & Teh 2012) with uniform
-        noise: logistic losses of the true class against the m sampled ones
-        on the logits ``s_k - log(m / K)`` (a self-normalised model).
-        'importance': importance-sampled softmax (Bengio & Senecal 2008) as
-        TensorFlow's ``sampled_softmax_loss`` computes it, the softmax over
-        the true and the sampled classes of ``s_k - log Q_k``; with the
-        uniform sampler every ``Q_k = m / K`` and the correction cancels.
+        noise; 'importance': importance-sampled softmax (Bengio & Senecal
+        2008) as TensorFlow's ``sampled_softmax_loss``. Formulas:
+        :ref:`sampled_loss`.
     batch_size : int, default=100
         Rows per update step (the paper's n = 100; no automatic choice):
         the step follows the mean of their gradients, all taken at the
@@ -65,16 +61,10 @@ class SampledSoftmaxClassifier(
     eta0 : float or 'auto', default='auto'
         Initial learning rate, applied to the minibatch mean of per-row
         gradients (the paper's eta / N scaling: its Table 2 values carry
-        over unchanged; on unit-norm Bibtex rows it tuned 10^2 for all
-        three losses). 'auto' (the value used is ``eta0_``) takes
-        ``B / (c kappa)``: B the batch size (at most the rows), c the mean
-        of ``||x_i||^2 + 1`` (the 1 only with intercepts), kappa the
-        largest coefficient of a class in a row's loss gradient, K / m for
-        'ove' (its estimator weight times a sigmoid; 'frequency':
-        ``max_k 1 / (m q_k)``) and 1 for 'nce' and
-        'importance' (sigmoids and softmax probabilities). The step follows
-        the minibatch mean, so with sparse rows a row's own scores move by
-        about eta c kappa / B per step: 'auto' makes that one.
+        over). 'auto' takes ``B / (c kappa)``, B the batch size, c the mean
+        of ``||x_i||^2 + 1`` and kappa the largest coefficient of a class
+        in a row's loss gradient, so that a row's own scores move by about
+        one per step (:ref:`sampled_eta0`); the value used is ``eta0_``.
     learning_rate : {'exponential', 'constant', 'invscaling'}, \
             default='exponential'
         As in :class:`UMaxSoftmaxClassifier`; 'invscaling' takes the rate
@@ -101,19 +91,12 @@ early_stopping, validation_fraction, n_iter_no_change, class_weight
 
     n_jobs : int, default=None
         Threads of the training epochs and of the exact evaluation
-        (``predict``, ``predict_proba``, ``predict_topk``, ``log_loss``,
-        ``score``, ...): None means 1, -1 every core, as in scikit-learn;
-        OpenMP limits (``OMP_NUM_THREADS``, threadpoolctl) are respected.
-        Predictions do not depend on it. With more than one thread the
-        epochs run lock-free ("Hogwild!", Recht et al. 2011): chunks of
-        minibatches on the threads, each with its own random stream, sparse
-        updates of ``coef_`` without locks, the L2 shrinkage, projection
-        and averaging merged between rounds of a few thousand rows. A
-        threaded fit is then reproducible in distribution only (the
-        timing of the threads' writes enters the result); ``n_jobs=None``
-        or 1 stays bitwise reproducible under ``random_state``. The
-        eta0='auto' pilot always runs on one thread, so ``eta0_`` does not
-        depend on ``n_jobs``.
+        (``predict``, ``predict_proba``, ``log_loss``, ...): None means 1,
+        -1 every core, as in scikit-learn. With more than one thread the
+        epochs run lock-free ("Hogwild!") on chunks of minibatches,
+        reproducible in distribution only; ``n_jobs=None`` or 1 stays
+        bitwise reproducible under ``random_state``, and ``eta0_`` does not
+        depend on it (:ref:`threads_in_training`).
 
     allow_new_classes : bool, default=False
         Let ``partial_fit`` add classes it has not seen (in ``y`` or

@@ -42,146 +42,46 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         ``negatives='uniform'`` it is also the number of classes drawn
         per minibatch.
     variant : {'sox', 'scent', 'sgd', 'bsgd'}, default='sox'
-        Which of the text's algorithms runs (the package's name for the
-        switch between published variants of a method, see
-        :ref:`shared_parameters`). 'scent', 'sox' and 'sgd' optimise the
-        min-min objective above and differ in how ``nu_i`` moves; 'bsgd'
-        is the text's BSGD comparator, without ``nu``. With g_i the row's
-        sampled estimate of the inner mean (``negatives``):
-        'scent' is Lemma 5.26's closed form
-        ``nu_i <- nu_i + log(1 + a g_i) - log(1 + a exp(nu_i))``, the exact
-        minimiser of ``g_i exp(-nu) + nu + D(nu, nu_i) / a`` with the
-        Bregman divergence of ``phi(nu) = exp(-nu)``, a = ``alpha_nu``;
-        'sox' is the same with the step ``a = alpha_nu * exp(-nu_i)``
-        (SOX's moving average of exp(nu_i), with weight
-        alpha_nu / (1 + alpha_nu) on g_i); 'sgd' is the stochastic
-        coordinate step ``nu_i <- nu_i - alpha_nu (1 - g_i exp(-nu_i))``,
-        which can overflow and is reported as divergence when it does.
-        All are computed in log space (log-sum-exp shifted by the largest
-        R_ij), never forming an exponential that can overflow.
-        'bsgd' minimises the in-batch softmax cross-entropy,
-        ``log(1 + c_i mean_{j in N_i} exp(R_ij))``, with ``c_i = |N_i|``
-        (in-batch: each negative counted once) or K - 1 (uniform);
-        with 'in_batch_weighted' c_i mean_{j in N_i} exp(R_ij) becomes the
-        weighted estimate of sum_{j != y_i} exp(R_ij) (``negatives``). The
-        text writes BSGD's denominator without the true class, which is
-        unbounded below; here the true class is in it, as in
-        cross-entropy.
-        'sox' is the default because its step is relative: 'scent' moves
-        ``nu_i`` by about ``a (g_i - exp(nu_i))`` once ``a g_i`` and
-        ``a exp(nu_i)`` are small, and exp(nu_i), a mean of exp(R_ij),
-        becomes small as the classes separate (many classes, a trained
-        model), so nu_i stays near its first value while W moves and the
-        gradient weights ``exp(R_ij - nu_i)`` grow without bound; 'sox'
-        moves log exp(nu_i) a fixed fraction of the way to log g_i at any
-        scale. Measured with bench_large_k.py (eta0='auto', ten epochs,
-        test log-loss): 'scent' diverged in the second epoch at 18,793 and
-        94,004 classes (at 94,004 with alpha_nu 1, 10 or 100 alike, and
-        with a 2.6x smaller eta0) and reached 3.12 on Bibtex; 'sox'
-        reached 5.90, 8.41 and 2.90.
+        Which of the text's algorithms runs (see :ref:`shared_parameters`).
+        'scent', 'sox' and 'sgd' optimise the min-min objective and differ
+        in how ``nu_i`` moves: 'scent' by Lemma 5.26's closed-form mirror
+        step, 'sox' by the same with a relative step (SOX's moving
+        average), 'sgd' by a plain coordinate step; 'bsgd' is the text's
+        BSGD comparator, without ``nu``. 'sox' is the default: 'scent'
+        diverged at many classes where 'sox' did not
+        (:ref:`scent_variant`).
     alpha_nu : float, default=1.0
         SCENT's alpha, SOX's gamma or SGD's step for ``nu`` (constant;
         not used by 'bsgd').
     momentum : float in (0, 1], default=0.1
         beta of Algorithm 26: ``V <- (1 - beta) V + beta Z`` on the
         minibatch's classes, then ``W <- W - eta V`` on them. 1.0 turns
-        momentum off (V = Z) and no V is stored; otherwise V is a private
-        (n_classes, n_features) array beside ``coef_`` (memory: twice W).
-        Each epoch also uses a dense gradient workspace of
-        ``batch_size`` (in-batch) or ``2 * batch_size`` (uniform) rows of
-        ``n_features``. Momentum is applied lazily: a step writes only the
-        minibatch's columns of V and W (the decay of the other columns and
-        their move along V are kept as two numbers per class and written
-        out every few dozen steps of the class and at the end of each
-        epoch), so sparse rows cost O(nnz) per class, not O(n_features).
+        momentum off (V = Z, not stored); otherwise V is a second
+        (n_classes, n_features) array (memory: twice W), kept lazily so
+        that sparse rows cost O(nnz) per class (:ref:`scent_momentum`).
     negatives : {'in_batch', 'in_batch_weighted', 'uniform'}, \
             default='in_batch_weighted'
         The negatives N_i of row i. 'in_batch' (the text's choice): the
-        labels of the minibatch's other rows whose label is not y_i, as a
-        multiset, and g_i = mean_{j in N_i} exp(R_ij); only
-        W[C_t], the rows of the minibatch's labels, is read and written.
-        This optimises a **biased proxy** of the objective: the negatives
-        follow the label frequencies, not 1/K each, and exclude y_i, so the
-        fixed point of ``nu_i`` and the gradient in W are those of a
-        frequency-weighted objective (its minimum over nu,
-        log mean_{j in N_i} exp(R_ij), lacks the true class's term and is
-        unbounded below when the classes separate). 'uniform':
-        ``batch_size`` classes drawn uniformly from all K, shared by the
-        minibatch; given that they differ from y_i they are uniform over
-        the other K - 1, and
-        g_i = (1 + (K-1) mean_{j in N_i} exp(R_ij)) / K is unbiased for the
-        text's 1/K sum_j exp(R_ij), so the min-min objective optimised is the
-        true one (the min over nu of its expectation is the log-loss minus
-        log K); W is touched on the labels and the draws.
-        'in_batch_weighted': the in-batch negatives, each weighted by its
-        importance weight: they are draws from the label frequencies q
-        (those of the rows of positive weight) restricted to the classes
-        other than y_i, so a draw j stands for (1 - q_{y_i}) / q_j classes
-        and ``g_i = (1 + (1 - q_{y_i}) / |N_i| sum_{j in N_i}
-        exp(R_ij) / q_j) / K`` is unbiased for 1/K sum_j exp(R_ij) (up to
-        drawing a minibatch's rows without replacement), as with 'uniform',
-        at the in-batch cost (no draws; only W[C_t] touched). On five
-        classes of frequencies 0.5 to 0.05 the exact objective of 60
-        epochs was 1.002 times the optimum, against 7.7 times with
-        'in_batch' (SOX).
+        labels of the minibatch's other rows, which optimises a biased
+        proxy of the objective; 'uniform': ``batch_size`` classes drawn
+        uniformly from all K, unbiased; 'in_batch_weighted': the in-batch
+        negatives weighted by their inverse label frequencies, unbiased
+        at the in-batch cost (no draws). Estimators and measurements:
+        :ref:`scent_negatives`.
     eta0 : float or 'auto', default='auto'
-        Initial learning rate of W (eta_t). 'auto' (the value used is
-        ``eta0_``) takes ``2 B / c * sqrt(50 / r)``, B the batch size (at
-        most the rows), c the mean of ``||x_i||^2 + 1`` (the 1 only with
-        intercepts), r = n / K the rows per class (at least 1; n the rows
-        of ``fit``, or all rows seen by ``partial_fit``). The horizon
-        factor ``sqrt(50 / r)``: a class's row of W moves only in the
-        steps whose minibatch holds the class, about r times per epoch,
-        and the best constant step of T steps of SGD scales as
-        1 / sqrt(T); 50 is measured (the rows per class at which 2 B / c
-        was right). Measured with the default negatives
-        (bench_large_k.py, ten epochs, test log-loss; in brackets the grid
-        1e-4..1e2's best): Bibtex (r = 31) 156.6, 2.629 (2.677 at 100);
-        18,793 classes (r = 4.3) 53.5, 3.451 (3.524 at 100); 94,004
-        classes (r = 4.3) 81.4, 7.105 (7.492 at 100); the tokens task
-        (10,000 classes, r = 397) 18.2, 2.355 (2.298 at 10; 2 B / c = 51:
-        2.651). The base 2 B / c: the step follows the minibatch
-        mean of the rows' gradients, whose coefficients on a row's
-        classes are at most one, so with sparse
-        rows a row's own scores move by about eta c / B per step: B / c
-        makes that one. The factor 2 is measured, not derived
-        (bench_large_k.py, ten epochs, test log-loss, with the warmup of
-        ``learning_rate``): on Bibtex, 18,793 and 94,004 Zipfian classes
-        the best step was 1.5x to 6x B / c (Bibtex: 2.90 at B / c, 2.80 at
-        2.3x, 2.94 at 3.9x; 18,793 classes: 5.90, 4.80 at 2.6x, 4.24 at
-        6.4x, 5.33 at 13x; 94,004 classes: 8.41, 8.04 at 1.7x, 7.90 at
-        2.5x, 9.77 at 8.4x), and without the warmup steps from 1.7x on
-        ended the first epoch at 94,004 classes above the class-prior
-        log-loss. 2 B / c with the warmup reached 2.78, 5.13 and 7.71,
-        against 2.83, 4.37 and 8.54 for the best step of the 7-point grid
-        1e-4..1e2 run with the warmup (100, 100 and 10): at 18,793 classes
-        the warmup lets the grid's 100 do better still, while at 94,004
-        classes 100 still ends the first epoch far above the prior
-        (14.1); no factor tried suits both.
-        Those figures are of the text's unweighted in-batch negatives and
-        2 B / c alone. With the default 'in_batch_weighted', 2 B / c gave
-        Bibtex 2.645, 94,004 classes 7.56, but 18,793 classes 4.93 (that
-        set wants about 8 B / c) and the tokens task 2.651 (it wants
-        about 0.4 B / c; 6 B / c ended its first epoch at 4.12, above
-        the class prior 4.39): the horizon factor reconciles the two.
-        Earlier tries that did not fit all three: B over the 99th
-        percentile of ``||x_i||^2 + 1``; a correction for momentum's lag
-        on classes rarely in a minibatch; the pilot of
-        :class:`UMaxSoftmaxClassifier` (on a 30-class set, started 81x
-        above B / c, it kept a step that looked best after two passes and
-        diverged in the third epoch).
+        Initial learning rate of W (eta_t). 'auto' takes
+        ``2 B / c * sqrt(50 / r)``, B the batch size (at most the rows), c
+        the mean of ``||x_i||^2 + 1`` and r = n / K the rows per class (at
+        least 1): a row's own scores move by about one per step, less where
+        a class's weights take many steps per epoch. The value used is
+        ``eta0_``; derivation and measurements: :ref:`scent_eta0`.
     learning_rate : {'exponential', 'constant', 'invscaling'}, \
             default='exponential'
         'exponential': ``eta0 * decay**epoch`` (in ``partial_fit`` one call
         counts as one epoch); 'constant': ``eta0``; 'invscaling':
         ``eta0 / t**power_t`` with t the rows seen, per minibatch. All
-        three warm up: over the model's first epoch (the rows of ``fit``,
-        or of the first ``partial_fit`` call) the step is multiplied by
-        t / n, t the rows seen and n that epoch's rows (linear warmup,
-        Goyal et al. 2017). With in-batch negatives the first steps push
-        the frequent classes down hard while nu is still at its first
-        values; a full step there ended the first epoch above the
-        class-prior log-loss at 94,004 classes.
+        three warm up linearly over the model's first epoch
+        (:ref:`scent_learning_rate`).
     decay : float, default=0.95
         Per-epoch factor of the 'exponential' schedule.
     power_t : float, default=0.5
@@ -237,14 +137,10 @@ class SCENTClassifier(BaseSoftmaxClassifier):
 
     n_jobs : int, default=None
         Threads of the training epochs and of the exact evaluation
-        (``predict``, ``predict_proba``, ``predict_topk``, ``log_loss``,
-        ``score``, ...): None means 1, -1 every core, as in scikit-learn;
-        OpenMP limits (``OMP_NUM_THREADS``, threadpoolctl) are respected.
-        In training, a minibatch's two passes over its rows and classes
-        (the scores and the gradient) run class by class on the threads,
-        each class in row order, so the model does not depend on
-        ``n_jobs`` (bit for bit); the per-row loss and the per-class step
-        run on one thread.
+        (``predict``, ``predict_proba``, ``log_loss``, ...): None means 1,
+        -1 every core, as in scikit-learn. A minibatch's scores and
+        gradient run class by class on the threads, so the model does not
+        depend on ``n_jobs``, bit for bit (:ref:`threads_in_training`).
 
     allow_new_classes : bool, default=False
         Let ``partial_fit`` add classes it has not seen (in ``y`` or

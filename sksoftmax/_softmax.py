@@ -150,15 +150,14 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
     ----------
     solver : {'auto', 'exact', 'umax', 'implicit', 'scent', 'ar', \
 'bound'}, default='auto'
-        How the model is fitted. 'exact': the full softmax gradient of
-        every row, K x nnz multiply-adds per row, with per-feature
-        adaptive steps. The others are the package's sampled-class
-        methods (:class:`UMaxSoftmaxClassifier`,
-        :class:`ImplicitSGDClassifier`, :class:`SCENTClassifier`,
-        :class:`ARSoftmaxClassifier`, :class:`StochasticBoundClassifier`),
-        whose cost per row does not grow with K. 'auto' takes 'exact'
-        while a row costs at most 5e5 multiply-adds and W fits in half
-        the memory, else 'scent'; the choice is in ``solver_``.
+        How the model is fitted: 'exact', the full softmax gradient of
+        every row (K x nnz multiply-adds) with per-feature adaptive steps,
+        or a sampled-class method, whose cost per row does not grow with K
+        (:class:`UMaxSoftmaxClassifier`, :class:`ImplicitSGDClassifier`,
+        :class:`SCENTClassifier`, :class:`ARSoftmaxClassifier`,
+        :class:`StochasticBoundClassifier`). 'auto' takes 'exact' while a
+        row costs at most 5e5 multiply-adds and W fits in half the memory,
+        else 'scent' (in ``solver_``; :ref:`softmax_decides`).
     eta0 : 'auto' or float, default='auto'
         Initial step. For 'exact', the scale of the per-feature steps
         (a feature's first update moves its K weights by eta0 in norm);

@@ -64,102 +64,32 @@ class UMaxSoftmaxClassifier(
         Exponent of the class counts in the 'frequency' sampler; 0 samples
         uniformly from all classes (the row's own included).
     eta0 : float or 'auto', default='auto'
-        Initial learning rate. 'auto' takes ``1 / (c kappa)`` from the data
-        (the value used is ``eta0_``): c the mean of ``||x_i||^2 + 1`` (the
-        1 only with intercepts), kappa the largest step coefficient of a
-        class, ``max(1, max_k p_k / (m q_k), 0.1 max_k 1 / (m q_k))`` with
-        p the class frequencies and q the sampling probabilities (for
-        uniform draws about ``0.1 (K - 1) / m``): no score of a class at
-        its prior frequency or predicted with probability up to 0.1 moves
-        by much more than one in a step (derivation in ``_auto_eta0``).
-        That rule is the start of a pilot (Bottou, "Stochastic Gradient
-        Descent Tricks", 2012, sec. 5.2), run when there are at least 500
-        training rows: 512 of them are held out, and the step moves by
-        factors of 3 from the rule, up while two passes over 2,048 other
-        rows at that step lower the exact held-out log-loss, else down
-        (at most 6 moves); then, on 4 times as many rows per stage (up to
-        an eighth of the training rows, 131,072 rows and a 2 GiB trial
-        matrix), only down while that lowers it, because the best step of
-        a short run is too large for a long one (derivation and
-        measurements in ``sksoftmax/_eta0_pilot.py``). The stages see at
-        most 131,072 rows, so at many rows per class the best trial is
-        still too large for a whole epoch: it is multiplied by
-        ``min(1, sqrt(50 / r))``, r = n / K the rows per class (n the rows
-        of ``fit``, or of the ``partial_fit`` call that runs the pilot; the
-        best constant step of T steps scales as 1 / sqrt(T) and a class's
-        row moves about r times per epoch; derivation and measurements in
-        ``_pilot_step_factor``). How concentrated the model's
-        probabilities are, which sets the right step (see
-        ``_auto_eta0``), is known only by training; over ten epochs the
-        best eta0 of a grid lies between 0.04 and 0.6 times the rule's
-        (K - 1) / m scale on the sets tried.
-        The pilot costs a few passes over each stage's rows and an exact
-        evaluation of 512 rows per trial, once per ``fit`` (warm starts and
-        later ``partial_fit`` calls keep its ``eta0_``); its trials are in
-        ``eta0_trials_``. A float is used as it is; the paper
-        scales its loss by N and its rate by 1/N, here the loss is per row
-        (the paper's eta0 * N), so its Table 2 values carry over unchanged.
-        With ``learning_rate='adagrad'`` eta0 is in units of the weights
-        (a coefficient moves by at most eta0 per step) and the rule is the
-        constant 3 (measured; see ``_auto_eta0_adagrad``), which the pilot
-        refines in the same way.
+        Initial learning rate, for the per-row loss (the paper's eta0 * N,
+        so its Table 2 values carry over). 'auto' starts from the rule
+        ``1 / (c kappa)``, c the mean of ``||x_i||^2 + 1`` and kappa the
+        largest importance weight of a class, and with at least 500
+        training rows refines it by a pilot on held-out rows; the value
+        used is ``eta0_``, the pilot's trials ``eta0_trials_``. A float is
+        used as it is. Rule, pilot and measurements: :ref:`umax_eta0`.
     learning_rate : {'exponential', 'constant', 'invscaling', 'adagrad'}, \
             default='exponential'
         'exponential': ``eta0 * decay**epoch`` (the paper's protocol; in
         ``partial_fit`` one call counts as one epoch); 'constant': ``eta0``;
         'invscaling': ``eta0 / t**power_t`` with t the rows seen;
-        'adagrad': per-feature steps (AdaGrad, Duchi, Hazan & Singer 2011)
-        with the diagonal tied across classes, for features whose
-        frequencies differ widely (hashed sparse features). One
-        accumulator per feature column, shared by all classes (memory
-        O(n_features)), and one for the intercepts: a row whose stochastic
-        gradient for class k's weights is ``c_k x_i`` (importance weight
-        and row weight included; the m sampled classes and y_i) first adds
-        ``x_ij**2 * sum_k c_k**2`` to ``G_j`` and ``sum_k c_k**2`` to
-        ``G_b``, then steps feature j of every class it moves by
-        ``eta0 / sqrt(1e-8 + G_j)`` times its gradient, the intercepts by
-        ``eta0 / sqrt(1e-8 + G_b)``. ``sum_k c_k**2 x_ij**2`` is the
-        squared gradient of column j summed over the classes, so ``G_j``
-        is the trace of AdaGrad's per-coordinate accumulators of that
-        column; the step stays O(m nnz). ``u_i`` is stepped by ``eta0``
-        itself: it is a per-row variable, updated once per epoch, whose
-        gradient ``1 - e^-u_i - sum`` is O(1) in score units and whose
-        large moves the U-max increase already makes; an accumulator per
-        row would hold a handful of entries. ``decay`` and ``power_t`` are
-        ignored (the accumulators shrink the steps). With ``alpha > 0``
-        every column j decays by ``exp(-eta_j alpha s_i)`` per row, kept
-        lazily per column in O(nnz) (see ``alpha``). The accumulators
-        persist over warm starts and ``partial_fit`` calls and start over
-        with a fresh ``fit``.
-        At tens of thousands of classes the importance-weighted
-        coefficients are huge in the first epoch, AdaGrad's sums keep them,
-        and the later steps become too small to learn (94,004 classes:
-        test log-loss flat at 10.86 from the first epoch on, against 8.67
-        with the default schedule); prefer the default there.
+        'adagrad': per-feature steps (AdaGrad) with one accumulator per
+        feature column shared by all classes, for hashed sparse features;
+        it stalls at tens of thousands of classes, where the default is
+        better (:ref:`umax_adagrad`).
     decay : float, default=0.9
         Per-epoch factor of the 'exponential' schedule.
     power_t : float, default=0.5
         Exponent of the 'invscaling' schedule.
     alpha : float, default=0.0
-        L2 penalty on ``coef_`` (not on ``intercept_``). It shrinks all of W
-        at every step, in O(1) through a lazy global scale: the exact gradient
-        of ``alpha/2 ||W||^2``, where the paper instead penalises only the two
-        sampled classes, reweighted by beta_j (eq. 6); both are unbiased. With
-        ``alpha > 0`` the iterates are also projected onto the set of App. B:
-        ``||coef_||_F <= B_W = sqrt(2 log K / alpha)`` and
-        ``0 <= u_i <= B_u`` with ``B_u = log(1 + (K-1) exp(2 B_x B_W))``
-        (``fit_intercept=False``) or, bounding the row's log-loss by the
-        objective at zero, ``sum(s) log K / s_i``. Under
-        ``learning_rate='adagrad'`` the shrinkage differs per column (step
-        eta_j): column j decays by ``exp(-eta_j alpha s_i)`` per row, the
-        exact flow of the penalty over the row's step (first-order equal
-        to ``1 - eta_j alpha s_i``, never negative), kept as a scale per
-        column that a row brings up to date when it touches the column
-        (O(1): eta_j does not change while the column is untouched), folded
-        into W when below 1e-9 and at the end of each epoch; the bound
-        on ``||coef_||_F`` is then projected once per epoch, after that
-        fold, rather than after every row (the bounds on u_i still per
-        row).
+        L2 penalty on ``coef_`` (not on ``intercept_``), the exact gradient
+        of ``alpha/2 ||W||^2`` applied to all of W at every step in O(1)
+        through a lazy global scale (per column under 'adagrad'). With
+        ``alpha > 0`` the iterates are also projected onto the bounded set
+        of the paper's App. B (:ref:`umax_alpha`).
     fit_intercept : bool, default=True
         Learn unpenalised class intercepts.
     max_iter : int, default=100
@@ -201,40 +131,21 @@ class UMaxSoftmaxClassifier(
     average : bool or int, default=False
         Iterate (Polyak-Ruppert) averaging, as in scikit-learn's
         ``SGDClassifier``. True: ``coef_`` and ``intercept_`` are the mean
-        of the iterates (the weights after each row's step) over every row
-        seen. An int n: the mean of the iterates from the n-th row seen on;
-        until then they are the iterate itself. Rows are counted over the
-        epochs of ``fit``, warm starts and ``partial_fit`` calls, whatever
-        their weights. The steps go on from the iterate, kept apart: a warm
-        start or ``partial_fit`` resumes from it and the mean carries on; a
-        fresh ``fit`` starts both over. Cost: the mean is kept lazily
-        (Xu 2011), one more sparse update per class a step moves and O(1)
-        per row, so a step costs O(m nnz) still; one more array of
-        W's shape (twice the memory of W) and one O(K D) pass per ``fit`` /
-        ``partial_fit`` call to write the mean out; with ``alpha > 0`` the
-        lazy scale is folded 1.5 (float64) to 3 (float32) times as often.
-        ``loss_curve_`` still follows the iterates; with ``early_stopping``
-        the validation loss is that of the mean. Not available with
-        ``learning_rate='adagrad'`` and ``alpha > 0`` (ValueError): the
-        per-column decay scales are not the single scale the lazy mean
-        follows.
+        of the iterates over every row seen; an int n: the mean from the
+        n-th row seen on. The steps go on from the iterate; the mean costs
+        O(1) more per row and twice the memory of W
+        (:ref:`iterate_averaging`). Not available with
+        ``learning_rate='adagrad'`` and ``alpha > 0`` (ValueError).
 
     n_jobs : int, default=None
         Threads of the training epochs and of the exact evaluation
-        (``predict``, ``predict_proba``, ``predict_topk``, ``log_loss``,
-        ``score``, ...): None means 1, -1 every core, as in scikit-learn;
-        OpenMP limits (``OMP_NUM_THREADS``, threadpoolctl) are respected.
-        Predictions do not depend on it. With more than one thread the
-        epochs run lock-free ("Hogwild!", Recht et al. 2011): chunks of
-        64 rows on the threads, each with its own random stream, sparse
-        updates of ``coef_`` without locks, the L2 shrinkage, projection
-        and averaging merged between rounds of a few thousand rows. A
-        threaded fit is then reproducible in distribution only (the
-        timing of the threads' writes enters the result); ``n_jobs=None``
-        or 1 stays bitwise reproducible under ``random_state``. The
-        eta0='auto' pilot always runs on one thread, so ``eta0_`` does not
-        depend on ``n_jobs``. ``learning_rate='adagrad'`` trains on one
-        thread (its per-row step state is shared), with a UserWarning.
+        (``predict``, ``predict_proba``, ``log_loss``, ...): None means 1,
+        -1 every core, as in scikit-learn. With more than one thread the
+        epochs run lock-free ("Hogwild!"), reproducible in distribution
+        only; ``n_jobs=None`` or 1 stays bitwise reproducible under
+        ``random_state``, and ``eta0_`` does not depend on it
+        (:ref:`threads_in_training`).
+        ``learning_rate='adagrad'`` trains on one thread, with a UserWarning.
 
     allow_new_classes : bool, default=False
         Let ``partial_fit`` add classes it has not seen (in ``y`` or
@@ -302,25 +213,12 @@ class UMaxSoftmaxClassifier(
     so far). At many skewed classes this start is far better than the
     uniform model, whose log-loss is log K.
 
-    With ``sampler='frequency'`` the m classes k_1..k_m are drawn
-    independently from q over all K classes, so the row's own class y_i
-    may come up. Since ``E_q[[k != y_i] e^{d_k - u_i} / q_k]`` is the sum
-    over k != y_i of ``e^{d_k - u_i}`` (d_k = x_i.(w_k - w_yi) + b_k -
-    b_yi), the paper's estimate ``(K-1)/m sum_j e^{d_kj - u_i}`` of the
-    inner sum of eq. 6 becomes ``1/m sum_j [k_j != y_i] e^{d_kj - u_i} /
-    q_kj``, unbiased as well: a draw of y_i contributes nothing (no
-    rejection loop), class k_j's gradient coefficient is
-    ``e^{d_kj - u_i} / (m q_kj)``, the true class's minus their sum, and
-    u_i's gradient and ``loss_curve_`` use the same estimate. The U-max
-    rule sums over the distinct classes drawn other than y_i: Alg. 2 may
-    raise u_i to ``log(1 + sum_{k in C} e^{d_k})`` because, C being a set
-    of classes other than y_i, that never exceeds u_i's optimum
-    ``log(1 + sum_{k != y_i} e^{d_k})``, while a sum over the draws, with
-    the frequent classes drawn repeatedly, could. q is rebuilt from
-    ``class_count_`` once per ``fit`` and, in a stream of ``partial_fit``
-    calls, whenever the counts have doubled (an O(K) alias table; each
-    draw is then O(1); the weights use the table's own q, so a lagging q
-    stays unbiased).
+    With ``sampler='frequency'`` the m classes are drawn independently
+    from q over all K classes (the row's own class included) and each
+    draw of a class k other than y_i is weighted by ``1 / (m q_k)``, which
+    keeps the estimate of eq. 6's inner sum unbiased; the U-max rule sums
+    over the distinct classes drawn (derivation:
+    :ref:`umax_frequency_sampler`).
 
     References
     ----------
