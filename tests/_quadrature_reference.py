@@ -144,12 +144,16 @@ def support(psi, noise):
     return t_lo, t_hi
 
 
+# the core grid per noise: (largest panel, nodes per panel)
+CORE_PANELS = {"normal": (2.0, 12), "gumbel": (2.0, 12), "logistic": (8.0, 32)}
 # A class's integrand beyond the end of its row's grid must hold less than
 # this fraction of the class's mass (the tail bound in _outside)
 _LOG_REL_TAIL = np.log(1e-15)
 # panels of the extension: at most KAPPA / sqrt(curvature) wide (about
 # KAPPA standard deviations of a Gaussian integrand), and at most
 # MAX_EXTENSION_PANELS of them per row
+# extension panels at most EXTENSION_WIDTH or the core's panel_width
+EXTENSION_WIDTH = 2.0
 KAPPA = 3.0
 EXTENSION_NODES = 8
 MAX_EXTENSION_PANELS = 512
@@ -408,7 +412,7 @@ def _extend_left(psi, noise, t_lo, log_p, panel_width, n_nodes):
 
 
 def noise_log_proba(
-    psi, noise, *, panel_width=2.0, n_nodes=12, return_error=False
+    psi, noise, *, panel_width=None, n_nodes=None, return_error=False
 ):
     """log p(y = k | psi) of eq. 5 for every row of psi, by quadrature.
 
@@ -419,10 +423,13 @@ def noise_log_proba(
     noise : {'gumbel', 'normal', 'logistic'}
         Noise distribution: Gumbel gives the softmax, normal the multinomial
         probit, logistic the multinomial logistic model.
-    panel_width : float, default=2.0
-        Largest panel, in units of the noise's scale.
-    n_nodes : int, default=12
-        Gauss-Legendre nodes per panel.
+    panel_width : float, default=None
+        Largest panel of the core grid, in units of the noise's scale;
+        None: ``CORE_PANELS[noise]`` (2 for normal and Gumbel noise, 8
+        for logistic).
+    n_nodes : int, default=None
+        Gauss-Legendre nodes per core panel; None: ``CORE_PANELS[noise]``
+        (12 for normal and Gumbel noise, 32 for logistic).
     return_error : bool, default=False
         Also return, per row, ``|sum_k p_k - 1|`` before normalisation.
 
@@ -438,6 +445,9 @@ def noise_log_proba(
         raise ValueError(
             f"noise must be one of {sorted(NOISES)}, got {noise!r}."
         )
+    default_width, default_nodes = CORE_PANELS[noise]
+    panel_width = default_width if panel_width is None else panel_width
+    n_nodes = default_nodes if n_nodes is None else n_nodes
     if not np.all(np.isfinite(psi)):
         raise ValueError("psi contains NaN or infinite values.")
     n, n_classes = psi.shape
@@ -478,7 +488,9 @@ def noise_log_proba(
             del z
             log_p[rows] = logsumexp(lc, axis=1)
         del lc
-    log_p = _extend_left(psi, noise, t_lo, log_p, panel_width, n_nodes)
+    log_p = _extend_left(
+        psi, noise, t_lo, log_p, min(panel_width, EXTENSION_WIDTH), n_nodes
+    )
     log_mass = logsumexp(log_p, axis=1)
     log_p -= log_mass[:, None]
     if return_error:

@@ -352,25 +352,26 @@ cdef extern from *:
 
     /* log Phi(z) of the standard normal from a table of the log of the
        Mills ratio, L(x) = log(Q(x) / phi(x)) for x = |z| < 64 (Q = 1 -
-       Phi): in pieces of 1/4, a polynomial of degree 12 in u in [-1, 1]
+       Phi): in pieces of 1/16, a polynomial of degree 6 in u in [-1, 1]
        each (``SKS_LOG_MILLS_STRIDE`` coefficients, constant term first;
        built by _special.pyx's log_mills_table), so that log Q(x) =
        -x^2 / 2 - log sqrt(2 pi) + L(x) takes no erfc and no log, and
        log Phi(z) is log Q(-z) for z < 0 and log1p(-Q(z)) for z >= 0.
-       Branch-free (vectorises); right for every z > -64, including +-inf
-       (then exactly 0 / -inf); below -64 the caller uses log_ndtr. */
-    #define SKS_LOG_MILLS_PIECES 256
-    #define SKS_LOG_MILLS_STRIDE 13
+       Branch-free; right for every z > -64, including +-inf (then
+       exactly 0 / -inf); below -64 the caller uses log_ndtr. */
+    #define SKS_LOG_MILLS_PER_UNIT 16
+    #define SKS_LOG_MILLS_PIECES 1024
+    #define SKS_LOG_MILLS_STRIDE 7
     #define SKS_LOG_MILLS_CAP 63.9990234375
     static inline double sks_log_mills_q(double z, const double* table) {
         /* log Q(|z|) from the table */
         double x = z < 0.0 ? -z : z;
         double xc = x < SKS_LOG_MILLS_CAP ? x : SKS_LOG_MILLS_CAP;
-        int i = (int)(xc * 4.0);
-        double u = (xc - ((double)i * 0.25 + 0.125)) * 8.0;
+        int i = (int)(xc * SKS_LOG_MILLS_PER_UNIT);
+        double u = (xc * SKS_LOG_MILLS_PER_UNIT - ((double)i + 0.5)) * 2.0;
         const double* a = table + i * SKS_LOG_MILLS_STRIDE;
-        double L = a[12];
-        for (int j = 11; j >= 0; j--)
+        double L = a[SKS_LOG_MILLS_STRIDE - 1];
+        for (int j = SKS_LOG_MILLS_STRIDE - 2; j >= 0; j--)
             L = L * u + a[j];
         return (-0.5 * x * x - 0.9189385332046728) + L;
     }
@@ -406,10 +407,9 @@ cdef extern from *:
         const __m256d vt = _mm256_set1_pd(t);
         const __m256d sign = _mm256_set1_pd(-0.0);
         const __m256d cap = _mm256_set1_pd(SKS_LOG_MILLS_CAP);
-        const __m256d four = _mm256_set1_pd(4.0);
-        const __m256d quarter = _mm256_set1_pd(0.25);
-        const __m256d eighth = _mm256_set1_pd(0.125);
-        const __m256d eight = _mm256_set1_pd(8.0);
+        const __m256d scale = _mm256_set1_pd(SKS_LOG_MILLS_PER_UNIT);
+        const __m256d half = _mm256_set1_pd(0.5);
+        const __m256d two = _mm256_set1_pd(2.0);
         const __m256d mhalf = _mm256_set1_pd(-0.5);
         const __m256d mlog = _mm256_set1_pd(-0.9189385332046728);
         const __m128i stride = _mm_set1_epi32(SKS_LOG_MILLS_STRIDE);
@@ -418,20 +418,13 @@ cdef extern from *:
             __m256d z = _mm256_sub_pd(vt, _mm256_loadu_pd(psi + k));
             __m256d x = _mm256_andnot_pd(sign, z);
             /* min_pd returns its second operand for NaN: x = inf -> cap */
-            __m256d xc = _mm256_min_pd(x, cap);
-            __m128i i = _mm256_cvttpd_epi32(_mm256_mul_pd(xc, four));
+            __m256d xs = _mm256_mul_pd(_mm256_min_pd(x, cap), scale);
+            __m128i i = _mm256_cvttpd_epi32(xs);
             __m256d u = _mm256_mul_pd(
-                _mm256_sub_pd(xc, _mm256_fmadd_pd(_mm256_cvtepi32_pd(i),
-                                                  quarter, eighth)),
-                eight);
+                _mm256_sub_pd(xs, _mm256_add_pd(_mm256_cvtepi32_pd(i), half)),
+                two);
             __m128i b = _mm_mullo_epi32(i, stride);
-            __m256d L = _mm256_i32gather_pd(table + 12, b, 8);
-            L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table + 11, b, 8));
-            L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table + 10, b, 8));
-            L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table + 9, b, 8));
-            L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table + 8, b, 8));
-            L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table + 7, b, 8));
-            L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table + 6, b, 8));
+            __m256d L = _mm256_i32gather_pd(table + 6, b, 8);
             L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table + 5, b, 8));
             L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table + 4, b, 8));
             L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table + 3, b, 8));
@@ -510,3 +503,4 @@ cdef extern from *:
                           Py_ssize_t n, const double* table) noexcept nogil
     enum: SKS_LOG_MILLS_PIECES
     enum: SKS_LOG_MILLS_STRIDE
+    enum: SKS_LOG_MILLS_PER_UNIT
