@@ -79,7 +79,9 @@ def issue35(repeats, reference_rows):
         f"issue 35: predict_proba on {X_eval.shape[0]:,} rows x "
         f"{np.unique(y).size:,} classes, wall s (CPU s), best of {repeats}"
     )
-    models = {name: fitted(Est, X_fit, y_fit) for name, Est in ESTIMATORS.items()}
+    models = {
+        name: fitted(Est, X_fit, y_fit) for name, Est in ESTIMATORS.items()
+    }
     seconds = {}
     print(f"{'model':>9} {'n_jobs=1':>18} {'n_jobs=2':>18} {'ratio 1':>8} "
           f"{'ratio 2':>8}")

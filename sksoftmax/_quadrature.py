@@ -8,7 +8,7 @@ Phi, substituting ``t = eps + psi_k`` in eq. 5 gives
 so one grid in t serves all K classes: with ``F(t) = prod_k' Phi(t - psi_k')``
 (the CDF of the largest utility) the integrands sum to F'(t), and the grid
 only has to cover the support of that density. Per row, the interval where
-``TAIL < F(t) < 1 - TAIL`` is found by bisection on ``log(-log F)``, then
+``TAIL < F(t) < 1 - TAIL`` is found from roots of ``log(-log F)``, then
 split into panels of at most ``panel_width`` noise units, each integrated by
 Gauss-Legendre. The cost is O(K x grid) per row; the mass found,
 ``sum_k p_k``, is 1 up to the quadrature error, reported and normalised away.
@@ -43,7 +43,11 @@ to rounding.
 
 import numpy as np
 
-from ._quadrature_fast import NOISE_CODES, noise_log_proba_32, noise_log_proba_64
+from ._quadrature_fast import (
+    NOISE_CODES,
+    noise_log_proba_32,
+    noise_log_proba_64,
+)
 
 # F below TAIL or above 1 - TAIL at the ends of the grid
 TAIL = 1e-17
@@ -55,7 +59,11 @@ BISECTION_STEPS = 32
 # nodes integrate them as accurately with 4 nodes per unit instead of 6
 # (measured against a quadrature of 0.5-unit panels and 24 nodes: 3e-15
 # relative on 30-50 classes, 2e-15 on 1,000, where (2, 12) gave 3e-14)
-CORE_PANELS = {"normal": (2.0, 12), "gumbel": (2.0, 12), "logistic": (8.0, 32)}
+CORE_PANELS = {
+    "normal": (2.0, 12),
+    "gumbel": (2.0, 12),
+    "logistic": (8.0, 32),
+}
 # A class's integrand beyond the end of its row's grid must hold less than
 # this fraction of the class's mass (the tangent bound)
 REL_TAIL = 1e-15
@@ -84,7 +92,10 @@ def _bracket(noise, n_classes):
     big_l = -np.log(TAIL)
     log_k = np.log(n_classes)
     if noise == "normal":
-        return -np.sqrt(2.0 * big_l) - 1.0, np.sqrt(2.0 * (big_l + log_k)) + 1.0
+        return (
+            -np.sqrt(2.0 * big_l) - 1.0,
+            np.sqrt(2.0 * (big_l + log_k)) + 1.0,
+        )
     if noise == "logistic":
         return -big_l - 1.0, big_l + log_k + 1.0
     return -np.log(big_l) - 1.0, big_l + log_k + 1.0
@@ -173,7 +184,9 @@ def noise_log_proba(
     if isinstance(n_nodes, bool) or int(n_nodes) != n_nodes or n_nodes < 1:
         raise ValueError(f"n_nodes must be a positive int, got {n_nodes!r}.")
     if not panel_width > 0:
-        raise ValueError(f"panel_width must be positive, got {panel_width!r}.")
+        raise ValueError(
+            f"panel_width must be positive, got {panel_width!r}."
+        )
     nodes, weights = np.polynomial.legendre.leggauss(int(n_nodes))
     ext_nodes, ext_weights = np.polynomial.legendre.leggauss(
         int(EXTENSION_NODES)

@@ -145,7 +145,11 @@ def support(psi, noise):
 
 
 # the core grid per noise: (largest panel, nodes per panel)
-CORE_PANELS = {"normal": (2.0, 12), "gumbel": (2.0, 12), "logistic": (8.0, 32)}
+CORE_PANELS = {
+    "normal": (2.0, 12),
+    "gumbel": (2.0, 12),
+    "logistic": (8.0, 32),
+}
 # A class's integrand beyond the end of its row's grid must hold less than
 # this fraction of the class's mass (the tail bound in _outside)
 _LOG_REL_TAIL = np.log(1e-15)
