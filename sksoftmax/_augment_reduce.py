@@ -528,8 +528,9 @@ class _NoiseModelClassifier(_BaseAugmentReduce):
         return super().predict_log_proba(X)
 
     def _log_proba_block(self, scores):
+        # the quadrature kernel, rows on n_jobs threads
         return noise_log_proba(
-            scores.astype(np.float64, copy=False), self._noise
+            scores, self._noise, n_threads=self._n_threads()
         )
 
     def predict_proba(self, X):
@@ -568,9 +569,6 @@ class _NoiseModelClassifier(_BaseAugmentReduce):
         """
         return super().log_loss(X, y, sample_weight)
 
-    def _block_row_bytes(self):
-        # the quadrature holds a few (rows, grid, K) float64 arrays
-        return 4 * 400 * self.classes_.shape[0] * 8
 
 
 @_fill_doc

@@ -179,7 +179,9 @@ cdef inline double bound_beta(double r) noexcept nogil:
 # are plain C: a polynomial exp that GCC turns into vector code, compiled
 # twice where the compiler can (x86-64 GCC/clang): for AVX2+FMA, chosen at
 # run time when the CPU has them (measured 1.5 ns per exp against 5.9 ns
-# for the SSE2 build of the same loop), and for the baseline.
+# for the SSE2 build of the same loop), and for the baseline. The same holds
+# for the A&R quadrature's loops over classes (_quadrature_fast.pyx.tp): the
+# logistic log-CDF of a row and the per-class sums of exps.
 cdef extern from *:
     """
     #include <stdint.h>
@@ -282,9 +284,264 @@ cdef extern from *:
             a[0] += s[k];
         return (a[0] + a[1]) + (a[2] + a[3]);
     }
+
+    /* log(1 + u) for -1/2 <= u <= 1, branch-free (vectorises): 2 atanh(s)
+       with s = u / (2 + u) in [-1/3, 1/3], by its series 2 s sum_n
+       s^2n / (2n + 1) to n = 17 (the next term is below 2e-19 of the
+       first); about 1 ulp. */
+    static inline double sks_log1p_unit(double u) {
+        double s = u / (2.0 + u), s2 = s * s;
+        double p = 1.0 / 35.0;
+        p = p * s2 + 1.0 / 33.0;
+        p = p * s2 + 1.0 / 31.0;
+        p = p * s2 + 1.0 / 29.0;
+        p = p * s2 + 1.0 / 27.0;
+        p = p * s2 + 1.0 / 25.0;
+        p = p * s2 + 1.0 / 23.0;
+        p = p * s2 + 1.0 / 21.0;
+        p = p * s2 + 1.0 / 19.0;
+        p = p * s2 + 1.0 / 17.0;
+        p = p * s2 + 1.0 / 15.0;
+        p = p * s2 + 1.0 / 13.0;
+        p = p * s2 + 1.0 / 11.0;
+        p = p * s2 + 1.0 / 9.0;
+        p = p * s2 + 1.0 / 7.0;
+        p = p * s2 + 1.0 / 5.0;
+        p = p * s2 + 1.0 / 3.0;
+        p = p * s2 + 1.0;
+        return 2.0 * s * p;
+    }
+
+    /* lc[k] = log sigma(t - psi[k]) = min(z, 0) - log(1 + e^-|z|), the
+       log-CDF of the standard logistic at z = t - psi[k] (0 at z = +inf),
+       for every k: the vectorised loop of the A&R quadrature. */
+    #define SKS_LOG_SIGMOID_BODY \
+        for (Py_ssize_t k = 0; k < n; k++) { \
+            double z = t - psi[k]; \
+            double a = z < 0.0 ? -z : z; \
+            lc[k] = (z < 0.0 ? z : 0.0) \
+                    - sks_log1p_unit(sks_exp_nonpos(-a)); \
+        }
+
+    /* The same from e^psi[k] and e^-psi[k] (ep, en): e^-|z| is e^-t ep[k]
+       for z >= 0 and e^t en[k] below, a product instead of an exp (for
+       -700 <= t <= 700 and psi[k] >= -700 where en[k] is used: then
+       neither factor overflows; about 2 ulp more on e^-|z|, below 3e-16
+       absolutely on the log-CDF). */
+    #define SKS_LOG_SIGMOID_E_BODY \
+        for (Py_ssize_t k = 0; k < n; k++) { \
+            double z = t - psi[k]; \
+            double e = z < 0.0 ? e_t * en[k] : e_mt * ep[k]; \
+            lc[k] = (z < 0.0 ? z : 0.0) - sks_log1p_unit(e); \
+        }
+
+    /* s[k] += e^(v[k] - m[k]), every v[k] <= m[k]: the sums of the
+       quadrature's per-class log-sum-exp. */
+    #define SKS_EXP_ACCUMULATE_BODY \
+        for (Py_ssize_t k = 0; k < n; k++) \
+            s[k] += sks_exp_nonpos(v[k] - m[k]);
+
+    static void sks_log_sigmoid_base(double t, const double* psi,
+                                     double* lc, Py_ssize_t n) {
+        SKS_LOG_SIGMOID_BODY
+    }
+    static void sks_exp_accumulate_base(const double* v, const double* m,
+                                        double* s, Py_ssize_t n) {
+        SKS_EXP_ACCUMULATE_BODY
+    }
+    static void sks_log_sigmoid_e_base(double t, double e_t, double e_mt,
+                                       const double* psi, const double* ep,
+                                       const double* en, double* lc,
+                                       Py_ssize_t n) {
+        SKS_LOG_SIGMOID_E_BODY
+    }
+    #ifdef SKS_X86_DISPATCH
+    __attribute__((target("avx2,fma")))
+    static void sks_log_sigmoid_e_avx2(double t, double e_t, double e_mt,
+                                       const double* psi, const double* ep,
+                                       const double* en, double* lc,
+                                       Py_ssize_t n) {
+        SKS_LOG_SIGMOID_E_BODY
+    }
+    __attribute__((target("avx2,fma")))
+    static void sks_log_sigmoid_avx2(double t, const double* psi,
+                                     double* lc, Py_ssize_t n) {
+        SKS_LOG_SIGMOID_BODY
+    }
+    __attribute__((target("avx2,fma")))
+    static void sks_exp_accumulate_avx2(const double* v, const double* m,
+                                        double* s, Py_ssize_t n) {
+        SKS_EXP_ACCUMULATE_BODY
+    }
+    #endif
+
+    /* log Phi(z) of the standard normal from a table of the log of the
+       Mills ratio, L(x) = log(Q(x) / phi(x)) for x = |z| < 64 (Q = 1 -
+       Phi): in pieces of 1/16, a polynomial of degree 6 in u in [-1, 1]
+       each (``SKS_LOG_MILLS_STRIDE`` coefficients, constant term first;
+       built by _special.pyx's log_mills_table), so that log Q(x) =
+       -x^2 / 2 - log sqrt(2 pi) + L(x) takes no erfc and no log, and
+       log Phi(z) is log Q(-z) for z < 0 and log1p(-Q(z)) for z >= 0.
+       Branch-free; right for every z > -64, including +-inf (then
+       exactly 0 / -inf); below -64 the caller uses log_ndtr. */
+    #define SKS_LOG_MILLS_PER_UNIT 16
+    #define SKS_LOG_MILLS_PIECES 1024
+    #define SKS_LOG_MILLS_STRIDE 7
+    #define SKS_LOG_MILLS_CAP 63.9990234375
+    static inline double sks_log_mills_q(double z, const double* table) {
+        /* log Q(|z|) from the table */
+        double x = z < 0.0 ? -z : z;
+        double xc = x < SKS_LOG_MILLS_CAP ? x : SKS_LOG_MILLS_CAP;
+        int i = (int)(xc * SKS_LOG_MILLS_PER_UNIT);
+        double u = (xc * SKS_LOG_MILLS_PER_UNIT - ((double)i + 0.5)) * 2.0;
+        const double* a = table + i * SKS_LOG_MILLS_STRIDE;
+        double L = a[SKS_LOG_MILLS_STRIDE - 1];
+        for (int j = SKS_LOG_MILLS_STRIDE - 2; j >= 0; j--)
+            L = L * u + a[j];
+        return (-0.5 * x * x - 0.9189385332046728) + L;
+    }
+
+    /* log Phi(z) from q = log Q(|z|) */
+    static inline double sks_log_ndtr_from_q(double z, double q) {
+        double pos = sks_log1p_unit(-sks_exp_nonpos(q));
+        return z < 0.0 ? q : pos;
+    }
+
+    static inline double sks_log_ndtr_tab(double z, const double* table) {
+        return sks_log_ndtr_from_q(z, sks_log_mills_q(z, table));
+    }
+
+    /* Over a row: pass 1, q = log Q(|t - psi[k]|) (the table's
+       coefficients gathered: AVX2 intrinsics where the CPU has them, GCC
+       does not vectorise gathers); pass 2, log Phi from q (vectorised). */
+    #define SKS_LOG_NDTR_PASS2 \
+        for (Py_ssize_t k = 0; k < n; k++) \
+            lc[k] = sks_log_ndtr_from_q(t - psi[k], lc[k]);
+
+    static void sks_log_ndtr_base(double t, const double* psi, double* lc,
+                                  Py_ssize_t n, const double* table) {
+        for (Py_ssize_t k = 0; k < n; k++)
+            lc[k] = sks_log_mills_q(t - psi[k], table);
+        SKS_LOG_NDTR_PASS2
+    }
+    #ifdef SKS_X86_DISPATCH
+    #include <immintrin.h>
+    __attribute__((target("avx2,fma")))
+    static void sks_log_ndtr_avx2(double t, const double* psi, double* lc,
+                                  Py_ssize_t n, const double* table) {
+        const __m256d vt = _mm256_set1_pd(t);
+        const __m256d sign = _mm256_set1_pd(-0.0);
+        const __m256d cap = _mm256_set1_pd(SKS_LOG_MILLS_CAP);
+        const __m256d scale = _mm256_set1_pd(SKS_LOG_MILLS_PER_UNIT);
+        const __m256d half = _mm256_set1_pd(0.5);
+        const __m256d two = _mm256_set1_pd(2.0);
+        const __m256d mhalf = _mm256_set1_pd(-0.5);
+        const __m256d mlog = _mm256_set1_pd(-0.9189385332046728);
+        const __m128i stride = _mm_set1_epi32(SKS_LOG_MILLS_STRIDE);
+        Py_ssize_t k = 0;
+        for (; k + 4 <= n; k += 4) {
+            __m256d z = _mm256_sub_pd(vt, _mm256_loadu_pd(psi + k));
+            __m256d x = _mm256_andnot_pd(sign, z);
+            /* min_pd returns its second operand for NaN: x = inf -> cap */
+            __m256d xs = _mm256_mul_pd(_mm256_min_pd(x, cap), scale);
+            __m128i i = _mm256_cvttpd_epi32(xs);
+            __m256d u = _mm256_mul_pd(
+                _mm256_sub_pd(xs, _mm256_add_pd(_mm256_cvtepi32_pd(i), half)),
+                two);
+            __m128i b = _mm_mullo_epi32(i, stride);
+            __m256d L = _mm256_i32gather_pd(table + 6, b, 8);
+            L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table + 5, b, 8));
+            L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table + 4, b, 8));
+            L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table + 3, b, 8));
+            L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table + 2, b, 8));
+            L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table + 1, b, 8));
+            L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table, b, 8));
+            __m256d q = _mm256_add_pd(
+                _mm256_fmadd_pd(_mm256_mul_pd(mhalf, x), x, mlog), L);
+            _mm256_storeu_pd(lc + k, q);
+        }
+        for (; k < n; k++)
+            lc[k] = sks_log_mills_q(t - psi[k], table);
+        SKS_LOG_NDTR_PASS2
+    }
+    #endif
+
+    static int sks_has_avx2(void) {
+    #ifdef SKS_X86_DISPATCH
+        static int avx2 = -1;
+        if (avx2 < 0)
+            avx2 = __builtin_cpu_supports("avx2")
+                   && __builtin_cpu_supports("fma");
+        return avx2;
+    #else
+        return 0;
+    #endif
+    }
+
+    static void sks_log_sigmoid_row(double t, const double* psi,
+                                    double* lc, Py_ssize_t n) {
+    #ifdef SKS_X86_DISPATCH
+        if (sks_has_avx2()) {
+            sks_log_sigmoid_avx2(t, psi, lc, n);
+            return;
+        }
+    #endif
+        sks_log_sigmoid_base(t, psi, lc, n);
+    }
+
+    /* lc[k] = log Phi(t - psi[k]) by sks_log_ndtr_tab, for t - psi[k]
+       > -64 (every psi[k] <= 0 and t > -64 ensures it). */
+    static void sks_log_ndtr_row(double t, const double* psi, double* lc,
+                                 Py_ssize_t n, const double* table) {
+    #ifdef SKS_X86_DISPATCH
+        if (sks_has_avx2()) {
+            sks_log_ndtr_avx2(t, psi, lc, n, table);
+            return;
+        }
+    #endif
+        sks_log_ndtr_base(t, psi, lc, n, table);
+    }
+
+    static void sks_log_sigmoid_row_e(double t, const double* psi,
+                                      const double* ep, const double* en,
+                                      double* lc, Py_ssize_t n) {
+        double e_t = exp(t), e_mt = exp(-t);
+    #ifdef SKS_X86_DISPATCH
+        if (sks_has_avx2()) {
+            sks_log_sigmoid_e_avx2(t, e_t, e_mt, psi, ep, en, lc, n);
+            return;
+        }
+    #endif
+        sks_log_sigmoid_e_base(t, e_t, e_mt, psi, ep, en, lc, n);
+    }
+
+    static void sks_exp_accumulate(const double* v, const double* m,
+                                   double* s, Py_ssize_t n) {
+    #ifdef SKS_X86_DISPATCH
+        if (sks_has_avx2()) {
+            sks_exp_accumulate_avx2(v, m, s, n);
+            return;
+        }
+    #endif
+        sks_exp_accumulate_base(v, m, s, n);
+    }
     """
     double sks_exp_nonpos(double x) noexcept nogil
     void sks_exp_shifted(const double* s, double* e, Py_ssize_t n,
                          double m) noexcept nogil
     double sks_row_max(const double* s, Py_ssize_t n) noexcept nogil
     double sks_row_sum(const double* s, Py_ssize_t n) noexcept nogil
+    double sks_log1p_unit(double u) noexcept nogil
+    void sks_log_sigmoid_row(double t, const double* psi, double* lc,
+                             Py_ssize_t n) noexcept nogil
+    void sks_exp_accumulate(const double* v, const double* m, double* s,
+                            Py_ssize_t n) noexcept nogil
+    void sks_log_sigmoid_row_e(double t, const double* psi, const double* ep,
+                               const double* en, double* lc,
+                               Py_ssize_t n) noexcept nogil
+    double sks_log_ndtr_tab(double z, const double* table) noexcept nogil
+    void sks_log_ndtr_row(double t, const double* psi, double* lc,
+                          Py_ssize_t n, const double* table) noexcept nogil
+    enum: SKS_LOG_MILLS_PIECES
+    enum: SKS_LOG_MILLS_STRIDE
+    enum: SKS_LOG_MILLS_PER_UNIT

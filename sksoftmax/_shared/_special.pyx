@@ -185,3 +185,94 @@ def exp_nonpos_array(x):
     out : ndarray of float64
     """
     return _apply(7, x)
+
+
+_LOG_MILLS_TABLE = None
+
+
+def log_mills_table():
+    """The coefficients of ``sks_log_ndtr_tab`` (_special.pxd): per piece
+    [i / 16, (i + 1) / 16) of x, the polynomial of degree 6 in u = 32 (x -
+    centre) that interpolates L(x) = log(Q(x) / phi(x)) = log sqrt(pi / 2)
+    + log erfcx(x / sqrt 2) at the Chebyshev points (built once, on first
+    use; measured within 1.1e-15 of log Phi(-x) relative, against mpmath).
+
+    Returns
+    -------
+    table : ndarray of shape (1024, 7), read-only
+        Constant term first.
+
+    Examples
+    --------
+    >>> from sksoftmax._shared._special import log_mills_table
+    >>> log_mills_table().shape
+    (1024, 7)
+    """
+    global _LOG_MILLS_TABLE
+    if _LOG_MILLS_TABLE is None:
+        from numpy.polynomial import chebyshev
+        from scipy.special import erfcx
+
+        n_pieces, degree = SKS_LOG_MILLS_PIECES, SKS_LOG_MILLS_STRIDE - 1
+        width = 1.0 / SKS_LOG_MILLS_PER_UNIT
+        table = np.zeros((n_pieces, degree + 1))
+        for i in range(n_pieces):
+            centre = width * (i + 0.5)
+
+            def log_mills(u, centre=centre):
+                x = centre + u * (0.5 * width)
+                return 0.5 * np.log(np.pi / 2.0) + np.log(
+                    erfcx(x / np.sqrt(2.0)))
+
+            coef = chebyshev.cheb2poly(
+                chebyshev.chebinterpolate(log_mills, degree))
+            table[i, :coef.size] = coef
+        table.setflags(write=False)
+        _LOG_MILLS_TABLE = table
+    return _LOG_MILLS_TABLE
+
+
+def log_ndtr_tab_array(x):
+    """log Phi(x) by the quadrature's tabulated evaluation
+    (``sks_log_ndtr_tab``, for x > -64), elementwise.
+
+    Parameters
+    ----------
+    x : array-like
+
+    Returns
+    -------
+    out : ndarray of float64, same shape as x
+    """
+    arr = np.ascontiguousarray(x, dtype=np.float64)
+    flat = arr.reshape(-1)
+    out = np.empty_like(flat)
+    cdef const double[::1] xv = flat
+    cdef double[::1] ov = out
+    cdef const double[:, ::1] table = log_mills_table()
+    cdef Py_ssize_t i
+    with nogil:
+        for i in range(xv.shape[0]):
+            ov[i] = sks_log_ndtr_tab(xv[i], &table[0, 0])
+    return out.reshape(arr.shape)
+
+
+def log_sigmoid_row_array(double t, psi):
+    """log sigma(t - psi_k) for every k by the quadrature's vectorised
+    loop (``sks_log_sigmoid_row``).
+
+    Parameters
+    ----------
+    t : float
+    psi : array-like of shape (n,)
+
+    Returns
+    -------
+    out : ndarray of float64 of shape (n,)
+    """
+    cdef const double[::1] pv = np.ascontiguousarray(psi, dtype=np.float64)
+    out = np.empty(pv.shape[0])
+    cdef double[::1] ov = out
+    if pv.shape[0]:
+        sks_log_sigmoid_row(t, &pv[0], &ov[0], pv.shape[0])
+    return out
