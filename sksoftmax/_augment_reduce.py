@@ -13,6 +13,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ._augment_reduce_fast import MODELS as _MODELS
 from ._augment_reduce_fast import ar_epoch32, ar_epoch64
 from ._base import BaseSoftmaxClassifier
+from ._docstrings import fill_doc
 from ._quadrature import noise_log_proba
 from ._sgd_schedule import SCHEDULES, Schedule, schedule_options
 from ._shared._codes import Schedule as Code
@@ -115,12 +116,7 @@ _COMMON_PARAMS_DOC = """
     warm_start : bool, default=False
         Start ``fit`` from the previous solution, schedule state and (for
         data with as many rows) the per-row variational parameters.
-    class_weight : dict, 'balanced' or None, default=None
-        Class weights, multiplying the sample weights of each class's rows
-        (scikit-learn's meaning): a dict ``{label: weight}`` (missing labels
-        weigh 1); 'balanced': ``n / (n_classes * n_k)``, n_k a class's
-        summed sample weight, in ``partial_fit`` over every call so far
-        (see :ref:`class weights <class_weight>`).
+    %(class_weight)s
     verbose : int, default=0
         Print one line per epoch.
     early_stopping : bool, default=False
@@ -136,7 +132,16 @@ _COMMON_PARAMS_DOC = """
         Share of the rows held out by ``early_stopping``.
     n_iter_no_change : int, default=8
         Epochs in a row without an improvement by ``tol`` before ``fit``
-        stops."""
+        stops.
+    n_jobs : int, default=None
+        Threads of the training epochs and of the exact evaluation
+        (``predict``, ``predict_proba``, ``log_loss``, ...): None means 1,
+        -1 every core, as in scikit-learn. The rows' local steps and, under
+        'adagrad' and 'kucukelbir', the global step run on the threads in
+        a fixed order, so the model does not depend on ``n_jobs``, bit for
+        bit (:ref:`threads_in_training`).
+    %(allow_new_classes)s
+"""
 
 _COMMON_ATTRS_DOC = """
     classes_ : ndarray of shape (n_classes,)
@@ -171,7 +176,7 @@ def _fill_doc(cls):
     cls.__doc__ = cls.__doc__.replace(
         "    %(common_params)s", _COMMON_PARAMS_DOC.strip("\n")
     ).replace("    %(common_attrs)s", _COMMON_ATTRS_DOC.strip("\n"))
-    return cls
+    return fill_doc(cls)
 
 
 class _BaseAugmentReduce(BaseSoftmaxClassifier):
@@ -451,21 +456,6 @@ class ARSoftmaxClassifier(_BaseAugmentReduce):
     ----------
     %(common_params)s
 
-    n_jobs : int, default=None
-        Threads of the training epochs and of the exact evaluation
-        (``predict``, ``predict_proba``, ``log_loss``, ...): None means 1,
-        -1 every core, as in scikit-learn. The rows' local steps and, under
-        'adagrad' and 'kucukelbir', the global step run on the threads in
-        a fixed order, so the model does not depend on ``n_jobs``, bit for
-        bit (:ref:`threads_in_training`).
-
-    allow_new_classes : bool, default=False
-        Let ``partial_fit`` add classes it has not seen (in ``y`` or
-        ``classes``) instead of raising: the model grows by them, each
-        starting at its class-prior intercept, and they are appended to
-        ``classes_`` in order of arrival (see the user guide's streaming
-        page).
-
     Attributes
     ----------
     %(common_attrs)s
@@ -592,21 +582,6 @@ class ARProbitClassifier(_NoiseModelClassifier):
     ----------
     %(common_params)s
 
-    n_jobs : int, default=None
-        Threads of the training epochs and of the exact evaluation
-        (``predict``, ``predict_proba``, ``log_loss``, ...): None means 1,
-        -1 every core, as in scikit-learn. The rows' local steps and, under
-        'adagrad' and 'kucukelbir', the global step run on the threads in
-        a fixed order, so the model does not depend on ``n_jobs``, bit for
-        bit (:ref:`threads_in_training`).
-
-    allow_new_classes : bool, default=False
-        Let ``partial_fit`` add classes it has not seen (in ``y`` or
-        ``classes``) instead of raising: the model grows by them, each
-        starting at its class-prior intercept, and they are appended to
-        ``classes_`` in order of arrival (see the user guide's streaming
-        page).
-
     Attributes
     ----------
     %(common_attrs)s
@@ -651,21 +626,6 @@ class ARLogisticClassifier(_NoiseModelClassifier):
     Parameters
     ----------
     %(common_params)s
-
-    n_jobs : int, default=None
-        Threads of the training epochs and of the exact evaluation
-        (``predict``, ``predict_proba``, ``log_loss``, ...): None means 1,
-        -1 every core, as in scikit-learn. The rows' local steps and, under
-        'adagrad' and 'kucukelbir', the global step run on the threads in
-        a fixed order, so the model does not depend on ``n_jobs``, bit for
-        bit (:ref:`threads_in_training`).
-
-    allow_new_classes : bool, default=False
-        Let ``partial_fit`` add classes it has not seen (in ``y`` or
-        ``classes``) instead of raising: the model grows by them, each
-        starting at its class-prior intercept, and they are appended to
-        ``classes_`` in order of arrival (see the user guide's streaming
-        page).
 
     Attributes
     ----------

@@ -15,6 +15,7 @@ from ._bound_fast import (
     sbm_lowrank_epoch32,
     sbm_lowrank_epoch64,
 )
+from ._docstrings import fill_doc
 from ._sgd_schedule import SCHEDULES, schedule_options
 from ._shared._codes import Status
 
@@ -67,6 +68,7 @@ def low_rank_seconds(n_samples, rank, n_directions, d):
     return units * SECONDS_PER_LOW_RANK_UNIT
 
 
+@fill_doc
 class StochasticBoundClassifier(BaseSoftmaxClassifier):
     """Softmax regression by stochastic bound majorization.
 
@@ -182,12 +184,7 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         Seeds the row order.
     warm_start : bool, default=False
         Continue ``fit`` from the previous coefficients, M and mu.
-    class_weight : dict, 'balanced' or None, default=None
-        Class weights, multiplying the sample weights of each class's rows
-        (scikit-learn's meaning): a dict ``{label: weight}`` (missing labels
-        weigh 1); 'balanced': ``n / (n_classes * n_k)``, n_k a class's
-        summed sample weight, in ``partial_fit`` over every call so far
-        (see :ref:`class weights <class_weight>`).
+    %(class_weight)s
     verbose : int, default=0
         Print the form chosen with its estimated memory and time per
         epoch, then one line per epoch.

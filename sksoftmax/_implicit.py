@@ -9,11 +9,13 @@ from ._adagrad_state import ADAGRAD_CONSTRAINTS, AdaGradMixin
 from ._averaging import AVERAGE_CONSTRAINTS, AveragingMixin
 from ._base import BaseSoftmaxClassifier, DoubleSumSoftmaxClassifier
 from ._class_sampler import SAMPLER_CONSTRAINTS, ClassSamplerMixin
+from ._docstrings import fill_doc
 from ._implicit_fast import implicit_epoch32, implicit_epoch64
 from ._sgd_schedule import schedule_options
 from ._shared._codes import Status
 
 
+@fill_doc
 class ImplicitSGDClassifier(
     ClassSamplerMixin,
     AdaGradMixin,
@@ -112,12 +114,7 @@ early_stopping, validation_fraction, n_iter_no_change, class_weight
         (:ref:`threads_in_training`).
         ``learning_rate='adagrad'`` trains on one thread, with a UserWarning.
 
-    allow_new_classes : bool, default=False
-        Let ``partial_fit`` add classes it has not seen (in ``y`` or
-        ``classes``) instead of raising: the model grows by them, each
-        starting at its class-prior intercept, and they are appended to
-        ``classes_`` in order of arrival (see the user guide's streaming
-        page).
+    %(allow_new_classes)s
 
     Attributes
     ----------

@@ -59,6 +59,16 @@ class Entry:
 
 _DOUBLE_SUM = "Double-sum softmax (Fagan & Iyengar 2018)"
 _AR = "Augment and reduce (Ruiz et al. 2018)"
+# what A&R probit and A&R logistic have in common
+_AR_NOISE_MODEL = dict(
+    family=_AR,
+    solver=None,
+    classes="10^2 - 10^4",
+    features="sparse or dense",
+    cost="O(\\|S\\| nnz) per row",
+    memory="as A&R softmax; q (2 floats) per row",
+    quality="exact probabilities by quadrature (eq. 5), no closed form",
+)
 
 ESTIMATORS = (
     Entry(
@@ -153,28 +163,16 @@ ESTIMATORS = (
         module="._augment_reduce",
         key="ar-probit",
         label="A&R probit",
-        family=_AR,
-        solver=None,
         model="multinomial probit",
-        classes="10^2 - 10^4",
-        features="sparse or dense",
-        cost="O(\\|S\\| nnz) per row",
-        memory="as A&R softmax; q (2 floats) per row",
-        quality="exact probabilities by quadrature (eq. 5), no closed form",
+        **_AR_NOISE_MODEL,
     ),
     Entry(
         name="ARLogisticClassifier",
         module="._augment_reduce",
         key="ar-logistic",
         label="A&R logistic",
-        family=_AR,
-        solver=None,
         model="multinomial logistic",
-        classes="10^2 - 10^4",
-        features="sparse or dense",
-        cost="O(\\|S\\| nnz) per row",
-        memory="as A&R softmax; q (2 floats) per row",
-        quality="exact probabilities by quadrature (eq. 5), no closed form",
+        **_AR_NOISE_MODEL,
     ),
     Entry(
         name="StochasticBoundClassifier",

@@ -8,11 +8,13 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ._averaging import AVERAGE_CONSTRAINTS, AveragingMixin
 from ._base import BaseSoftmaxClassifier
 from ._class_sampler import SAMPLER_CONSTRAINTS, ClassSamplerMixin
+from ._docstrings import fill_doc
 from ._sampled_fast import LOSSES, sampled_epoch32, sampled_epoch64
 from ._sgd_schedule import SCHEDULES, schedule_options
 from ._shared._codes import Status
 
 
+@fill_doc
 class SampledSoftmaxClassifier(
     ClassSamplerMixin, AveragingMixin, BaseSoftmaxClassifier
 ):
@@ -98,12 +100,7 @@ early_stopping, validation_fraction, n_iter_no_change, class_weight
         bitwise reproducible under ``random_state``, and ``eta0_`` does not
         depend on it (:ref:`threads_in_training`).
 
-    allow_new_classes : bool, default=False
-        Let ``partial_fit`` add classes it has not seen (in ``y`` or
-        ``classes``) instead of raising: the model grows by them, each
-        starting at its class-prior intercept, and they are appended to
-        ``classes_`` in order of arrival (see the user guide's streaming
-        page).
+    %(allow_new_classes)s
 
     Attributes
     ----------

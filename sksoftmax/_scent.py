@@ -6,6 +6,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseSoftmaxClassifier
+from ._docstrings import fill_doc
 from ._scent_fast import MODES, scent_epoch32, scent_epoch64
 from ._sgd_schedule import SCHEDULES, schedule_options
 from ._shared._codes import Status
@@ -14,6 +15,7 @@ from ._shared._codes import Status
 _MODES = MODES
 
 
+@fill_doc
 class SCENTClassifier(BaseSoftmaxClassifier):
     """Softmax regression fitted by SCENT on minibatches (Algorithm 26).
 
@@ -112,12 +114,7 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         Start ``fit`` from the previous ``coef_``, ``intercept_`` and
         momentum (and the previous ``nu`` when the data have as many rows
         as before).
-    class_weight : dict, 'balanced' or None, default=None
-        Class weights, multiplying the sample weights of each class's rows
-        (scikit-learn's meaning): a dict ``{label: weight}`` (missing labels
-        weigh 1); 'balanced': ``n / (n_classes * n_k)``, n_k a class's
-        summed sample weight, in ``partial_fit`` over every call so far
-        (see :ref:`class weights <class_weight>`).
+    %(class_weight)s
     verbose : int, default=0
         Print one line per epoch.
     early_stopping : bool, default=False
@@ -142,12 +139,7 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         gradient run class by class on the threads, so the model does not
         depend on ``n_jobs``, bit for bit (:ref:`threads_in_training`).
 
-    allow_new_classes : bool, default=False
-        Let ``partial_fit`` add classes it has not seen (in ``y`` or
-        ``classes``) instead of raising: the model grows by them, each
-        starting at its class-prior intercept, and they are appended to
-        ``classes_`` in order of arrival (see the user guide's streaming
-        page).
+    %(allow_new_classes)s
 
     Attributes
     ----------

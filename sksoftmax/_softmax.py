@@ -45,6 +45,7 @@ from ._class_weight import (
     weigh_fit_rows,
     weigh_stream_rows,
 )
+from ._docstrings import fill_doc
 from ._exact import ExactSolver
 from ._expert_solver import ExpertSolver
 from ._new_classes import (
@@ -135,6 +136,7 @@ def _mean_nnz(X):
     return float(X.shape[1])
 
 
+@fill_doc
 class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
     """Multinomial logistic (softmax) regression for many classes.
 
@@ -197,12 +199,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         features agree.
     n_jobs : int or None, default=None
         Threads for training (lock-free epochs) and prediction; -1: all.
-    class_weight : dict, 'balanced' or None, default=None
-        Class weights, multiplying the sample weights of each class's rows
-        (scikit-learn's meaning): a dict ``{label: weight}`` (missing labels
-        weigh 1); 'balanced': ``n / (n_classes * n_k)``, n_k a class's
-        summed sample weight, in ``partial_fit`` over every call so far
-        (see :ref:`class weights <class_weight>`).
+    %(class_weight)s
     verbose : int, default=0
         Print the solver choice, the pilot and every epoch.
 

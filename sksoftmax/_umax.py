@@ -9,11 +9,13 @@ from ._adagrad_state import ADAGRAD_CONSTRAINTS, AdaGradMixin
 from ._averaging import AVERAGE_CONSTRAINTS, AveragingMixin
 from ._base import BaseSoftmaxClassifier, DoubleSumSoftmaxClassifier
 from ._class_sampler import SAMPLER_CONSTRAINTS, ClassSamplerMixin
+from ._docstrings import fill_doc
 from ._sgd_schedule import schedule_options
 from ._shared._codes import Status
 from ._umax_fast import umax_epoch32, umax_epoch64
 
 
+@fill_doc
 class UMaxSoftmaxClassifier(
     ClassSamplerMixin,
     AdaGradMixin,
@@ -106,12 +108,7 @@ class UMaxSoftmaxClassifier(
     warm_start : bool, default=False
         Start ``fit`` from the previous ``coef_`` / ``intercept_`` (and the
         previous ``u`` when the data have as many rows as before).
-    class_weight : dict, 'balanced' or None, default=None
-        Class weights, multiplying the sample weights of each class's rows
-        (scikit-learn's meaning): a dict ``{label: weight}`` (missing labels
-        weigh 1); 'balanced': ``n / (n_classes * n_k)``, n_k a class's
-        summed sample weight, in ``partial_fit`` over every call so far
-        (see :ref:`class weights <class_weight>`).
+    %(class_weight)s
     verbose : int, default=0
         Print one line per epoch.
     early_stopping : bool, default=False
@@ -147,12 +144,7 @@ class UMaxSoftmaxClassifier(
         (:ref:`threads_in_training`).
         ``learning_rate='adagrad'`` trains on one thread, with a UserWarning.
 
-    allow_new_classes : bool, default=False
-        Let ``partial_fit`` add classes it has not seen (in ``y`` or
-        ``classes``) instead of raising: the model grows by them, each
-        starting at its class-prior intercept, and they are appended to
-        ``classes_`` in order of arrival (see the user guide's streaming
-        page).
+    %(allow_new_classes)s
 
     Attributes
     ----------

@@ -1,44 +1,12 @@
 """Plain NumPy reference of the quadrature kernel (``_quadrature_fast``).
 
-The algorithm of ``sksoftmax._quadrature`` (derived in its docstring and
-repeated here), vectorised over rows: the kernel computes the same
-quantities row by row, so the two agree to rounding (the order of the
-sums differs). Exact class probabilities of additive-noise models (Ruiz
-et al., eq. 5):
-
-With ``y = argmax_k (psi_k + eps_k)`` and iid noise of density phi and CDF
-Phi, substituting ``t = eps + psi_k`` in eq. 5 gives
-
-    p_k = int phi(t - psi_k) / Phi(t - psi_k) * prod_k' Phi(t - psi_k') dt,
-
-so one grid in t serves all K classes: with ``F(t) = prod_k' Phi(t - psi_k')``
-(the CDF of the largest utility) the integrands sum to F'(t), and the grid
-only has to cover the support of that density. Per row, the interval where
-``TAIL < F(t) < 1 - TAIL`` is found by bisection on ``log(-log F)``, then
-split into panels of at most ``panel_width`` noise units, each integrated by
-Gauss-Legendre. The cost is O(K x grid) per row; the mass found,
-``sum_k p_k``, is 1 up to the quadrature error, reported and normalised away.
-
-The scores are taken relative to each row's largest first (only their
-differences matter), so the grid keeps its resolution at any magnitude of
-the scores.
-
-A class many noise units behind the top has its mass where F(t) is below
-TAIL, left of that grid: its probability there is right in absolute terms
-(below TAIL of the row's) but its log-probability would be far too low
-(normal noise, psi = (0, -0.5, -50): -1009 against -833.0907 by mpmath).
-The integrands are log-concave, so a tangent at the grid's left end bounds
-each class's mass beyond it (``_outside``); classes for which the bound is
-not negligible get panels further left (``_extend_left``), as narrow as the
-curvature of log F asks, until the bound holds for every class. Classes
-beyond the reach of those panels (hundreds of noise units behind, where
-p_k < e^-10000 for normal noise and e^-200 for logistic) get the leading
-terms of the asymptotic expansion of their integral (``_far_log_proba``).
-Every log-probability is then right in relative terms: to about 1e-11
-within the reach of the panels (against a finer quadrature and mpmath),
-1e-3 or better beyond, exact in the limit.
-
-(Ruiz et al. used importance sampling with 1,000 draws from N(5, 25).)
+The algorithm of ``sksoftmax._quadrature`` (derived in that module's
+docstring: one grid in t for all K classes, the support of F'(t) found per
+row and cut into Gauss-Legendre panels, the tangent bound and the panels
+further left for classes far behind the top, the asymptotic tail beyond),
+vectorised over rows: the kernel computes the same quantities row by row,
+so the two agree to rounding (the order of the sums differs). The ends of
+the support are found here by bisection on ``log(-log F)``.
 """
 
 import numpy as np

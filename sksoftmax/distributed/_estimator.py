@@ -491,17 +491,10 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             sq = client.submit(W.mixed_sq_norm, new_mixed, pure=False).result()
             objective = loss + 0.5 * self.alpha * sq
             self.n_iter_ = epoch + 1
-            if not np.isfinite(objective) or objective > best:
-                eta *= 0.5
-                no_change += 1
-                if self.verbose:
-                    print(f"Epoch {epoch + 1}: {time.perf_counter() - tic:.3f}"
-                          f" s, objective {objective:.6g} worse, undone; "
-                          f"step -> {eta:.3g}")
-            else:
-                stalled = self.tol is not None and objective > best - self.tol
-                no_change = no_change + 1 if stalled else 0
-                best = min(best, objective)
+            accepted, best, eta, no_change = self._judge_epoch(
+                epoch, tic, objective, best, eta, no_change
+            )
+            if accepted:
                 states = [
                     client.submit(W.first, r, workers=[workers[p]], pure=False)
                     for p, r in enumerate(results)
@@ -538,6 +531,21 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             )
             for p, (lo, hi) in enumerate(self.class_ranges_)
         ]
+
+    def _judge_epoch(self, epoch, tic, objective, best, eta, no_change):
+        """Keep or undo an epoch: (accepted, best, eta, no_change). A worse
+        (or non-finite) objective is undone by the caller and halves the
+        step; a kept one that improves by less than ``tol`` counts towards
+        ``n_iter_no_change``."""
+        if not np.isfinite(objective) or objective > best:
+            eta *= 0.5
+            if self.verbose:
+                print(f"Epoch {epoch + 1}: {time.perf_counter() - tic:.3f}"
+                      f" s, objective {objective:.6g} worse, undone; "
+                      f"step -> {eta:.3g}")
+            return False, best, eta, no_change + 1
+        stalled = self.tol is not None and objective > best - self.tol
+        return True, min(best, objective), eta, no_change + 1 if stalled else 0
 
     def _eta(self, client, rows):
         if self.eta0 != "auto":
@@ -606,19 +614,12 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
                 loss = sum(s[0] for s in summaries) / sum(s[1] for s in summaries)
                 objective = loss + 0.5 * self.alpha * sq
             self.n_iter_ = epoch + 1
-            if not np.isfinite(objective) or objective > best:
-                # a worse epoch (or an overflow) is undone: the blocks and
-                # b_i of its start are still held; the step is halved
-                eta *= 0.5
-                no_change += 1
-                if self.verbose:
-                    print(f"Epoch {epoch + 1}: {time.perf_counter() - tic:.3f}"
-                          f" s, objective {objective:.6g} worse, undone; "
-                          f"step -> {eta:.3g}")
-            else:
-                stalled = self.tol is not None and objective > best - self.tol
-                no_change = no_change + 1 if stalled else 0
-                best = min(best, objective)
+            # a worse epoch (or an overflow) is undone: the blocks and b_i
+            # of its start are still held
+            accepted, best, eta, no_change = self._judge_epoch(
+                epoch, tic, objective, best, eta, no_change
+            )
+            if accepted:
                 shards = blocks
                 b_rows = [
                     client.submit(W.row_b, e, workers=[workers[p]], pure=False)
