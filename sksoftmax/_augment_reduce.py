@@ -100,8 +100,7 @@ _COMMON_PARAMS_DOC = """
         adaptation under 'adagrad' and 'kucukelbir'.
     fit_intercept : bool, default=True
         Learn class biases (the paper's w_k^(0)).
-    max_iter : int, default=100
-        Most epochs (passes over the training rows) of ``fit``.
+    %(max_iter)s
     tol : float or None, default=1e-4
         ``fit`` stops when the monitored loss (the validation log-loss with
         ``early_stopping``, else the training objective recorded in
@@ -119,20 +118,9 @@ _COMMON_PARAMS_DOC = """
     %(class_weight)s
     verbose : int, default=0
         Print one line per epoch.
-    early_stopping : bool, default=False
-        Hold out a stratified ``validation_fraction`` of the rows, score
-        their exact log-loss after every epoch and stop on it (``tol``,
-        ``n_iter_no_change``); the model is the last epoch's, fitted on
-        the other rows: ``SGDClassifier``'s meaning, and its default. Off
-        by default: the exact score costs O(n_classes) per held-out row and
-        epoch, more than a sampled epoch at many classes, and the split
-        needs two rows of every class and as many held-out rows as classes
-        (see :ref:`shared_parameters`).
-    validation_fraction : float, default=0.1
-        Share of the rows held out by ``early_stopping``.
-    n_iter_no_change : int, default=8
-        Epochs in a row without an improvement by ``tol`` before ``fit``
-        stops.
+    %(early_stopping)s
+    %(validation_fraction)s
+    %(n_iter_no_change)s
     n_jobs : int, default=None
         Threads of the training epochs and of the exact evaluation
         (``predict``, ``predict_proba``, ``log_loss``, ...): None means 1,

@@ -169,8 +169,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         L2 penalty ``alpha / 2 ||coef_||^2`` added to the mean log-loss;
         the intercepts are not penalised. With ``early_stopping`` the
         held-out log-loss already regularises.
-    max_iter : int, default=100
-        Most epochs (passes over the training rows) of ``fit``.
+    %(max_iter)s
     tol : float or None, default=1e-4
         An epoch improves when the monitored loss (held-out log-loss
         with ``early_stopping``, else the training loss) drops by more

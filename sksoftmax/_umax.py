@@ -94,13 +94,8 @@ class UMaxSoftmaxClassifier(
         of the paper's App. B (:ref:`umax_alpha`).
     fit_intercept : bool, default=True
         Learn unpenalised class intercepts.
-    max_iter : int, default=100
-        Most epochs (passes over the training rows) of ``fit``.
-    tol : float or None, default=1e-4
-        ``fit`` stops when the monitored loss (the validation log-loss with
-        ``early_stopping``, else the training objective recorded in
-        ``loss_curve_``) has not improved by ``tol`` for
-        ``n_iter_no_change`` epochs in a row. None: run ``max_iter`` epochs.
+    %(max_iter)s
+    %(tol)s
     shuffle : bool, default=True
         Visit rows in a new random order each epoch.
     random_state : int, RandomState instance or None, default=None
@@ -111,20 +106,9 @@ class UMaxSoftmaxClassifier(
     %(class_weight)s
     verbose : int, default=0
         Print one line per epoch.
-    early_stopping : bool, default=False
-        Hold out a stratified ``validation_fraction`` of the rows, score
-        their exact log-loss after every epoch and stop on it (``tol``,
-        ``n_iter_no_change``); the model is the last epoch's, fitted on
-        the other rows: ``SGDClassifier``'s meaning, and its default. Off
-        by default: the exact score costs O(n_classes) per held-out row and
-        epoch, more than a sampled epoch at many classes, and the split
-        needs two rows of every class and as many held-out rows as classes
-        (see :ref:`shared_parameters`).
-    validation_fraction : float, default=0.1
-        Share of the rows held out by ``early_stopping``.
-    n_iter_no_change : int, default=8
-        Epochs in a row without an improvement by ``tol`` before ``fit``
-        stops.
+    %(early_stopping)s
+    %(validation_fraction)s
+    %(n_iter_no_change)s
     average : bool or int, default=False
         Iterate (Polyak-Ruppert) averaging, as in scikit-learn's
         ``SGDClassifier``. True: ``coef_`` and ``intercept_`` are the mean

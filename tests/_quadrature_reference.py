@@ -386,32 +386,8 @@ def _extend_left(psi, noise, t_lo, log_p, panel_width, n_nodes):
 def noise_log_proba(
     psi, noise, *, panel_width=None, n_nodes=None, return_error=False
 ):
-    """log p(y = k | psi) of eq. 5 for every row of psi, by quadrature.
-
-    Parameters
-    ----------
-    psi : array-like of shape (n_rows, n_classes)
-        Mean utilities (class scores).
-    noise : {'gumbel', 'normal', 'logistic'}
-        Noise distribution: Gumbel gives the softmax, normal the multinomial
-        probit, logistic the multinomial logistic model.
-    panel_width : float, default=None
-        Largest panel of the core grid, in units of the noise's scale;
-        None: ``CORE_PANELS[noise]`` (2 for normal and Gumbel noise, 8
-        for logistic).
-    n_nodes : int, default=None
-        Gauss-Legendre nodes per core panel; None: ``CORE_PANELS[noise]``
-        (12 for normal and Gumbel noise, 32 for logistic).
-    return_error : bool, default=False
-        Also return, per row, ``|sum_k p_k - 1|`` before normalisation.
-
-    Returns
-    -------
-    log_proba : ndarray of shape (n_rows, n_classes)
-        Normalised log-probabilities.
-    mass_error : ndarray of shape (n_rows,)
-        Only with ``return_error``.
-    """
+    """``sksoftmax._quadrature.noise_log_proba`` (same parameters and
+    returns, no threads), in NumPy over all rows at once."""
     psi = np.atleast_2d(np.asarray(psi, dtype=np.float64))
     if noise not in NOISES:
         raise ValueError(

@@ -500,19 +500,10 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
                     for p, r in enumerate(results)
                 ]
                 mixed = new_mixed
-                self.loss_curve_.append(float(objective))
-                if self.verbose:
-                    print(f"Epoch {epoch + 1}: {time.perf_counter() - tic:.3f}"
-                          f" s, objective {objective:.6g}, step {eta:.3g}")
             if self.tol is not None and no_change >= self.n_iter_no_change:
                 break
         else:
-            if self.max_iter > 1 and self.tol is not None:
-                warnings.warn(
-                    f"DistributedSoftmaxClassifier: max_iter={self.max_iter} "
-                    "reached before the objective stopped improving.",
-                    _convergence_warning(),
-                )
+            self._warn_max_iter()
         self.eta_ = eta
         if mixed is None:
             warnings.warn(
@@ -535,17 +526,31 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
     def _judge_epoch(self, epoch, tic, objective, best, eta, no_change):
         """Keep or undo an epoch: (accepted, best, eta, no_change). A worse
         (or non-finite) objective is undone by the caller and halves the
-        step; a kept one that improves by less than ``tol`` counts towards
+        step; a kept one is recorded in ``loss_curve_`` and, when it
+        improves by less than ``tol``, counts towards
         ``n_iter_no_change``."""
+        seconds = time.perf_counter() - tic
         if not np.isfinite(objective) or objective > best:
             eta *= 0.5
             if self.verbose:
-                print(f"Epoch {epoch + 1}: {time.perf_counter() - tic:.3f}"
-                      f" s, objective {objective:.6g} worse, undone; "
-                      f"step -> {eta:.3g}")
+                print(f"Epoch {epoch + 1}: {seconds:.3f} s, objective "
+                      f"{objective:.6g} worse, undone; step -> {eta:.3g}")
             return False, best, eta, no_change + 1
+        self.loss_curve_.append(float(objective))
+        if self.verbose:
+            print(f"Epoch {epoch + 1}: {seconds:.3f} s, objective "
+                  f"{objective:.6g}, step {eta:.3g}")
         stalled = self.tol is not None and objective > best - self.tol
         return True, min(best, objective), eta, no_change + 1 if stalled else 0
+
+    def _warn_max_iter(self):
+        """The ConvergenceWarning of a fit that used up ``max_iter``."""
+        if self.max_iter > 1 and self.tol is not None:
+            warnings.warn(
+                f"DistributedSoftmaxClassifier: max_iter={self.max_iter} "
+                "reached before the objective stopped improving.",
+                _convergence_warning(),
+            )
 
     def _eta(self, client, rows):
         if self.eta0 != "auto":
@@ -625,19 +630,10 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
                     client.submit(W.row_b, e, workers=[workers[p]], pure=False)
                     for p, e in enumerate(ends)
                 ]
-                self.loss_curve_.append(float(objective))
-                if self.verbose:
-                    print(f"Epoch {epoch + 1}: {time.perf_counter() - tic:.3f}"
-                          f" s, objective {objective:.6g}, step {eta:.3g}")
             if self.tol is not None and no_change >= self.n_iter_no_change:
                 break
         else:
-            if self.max_iter > 1 and self.tol is not None:
-                warnings.warn(
-                    f"DistributedSoftmaxClassifier: max_iter={self.max_iter} "
-                    "reached before the objective stopped improving.",
-                    _convergence_warning(),
-                )
+            self._warn_max_iter()
         if not self.loss_curve_:
             warnings.warn(
                 "DistributedSoftmaxClassifier: every epoch overflowed or "
