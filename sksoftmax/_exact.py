@@ -280,6 +280,32 @@ class ExactSolver:
             )
         return float(loss_sum), float(weight_sum)
 
+    def blend(self, other, weight):
+        """Move the model to ``(1 - weight) * self + weight * other``.
+
+        ``other`` is a solver of the same shape (another run on the same
+        problem). Both are finalized first; the weights and intercepts
+        are averaged in place, the rest of the state (accumulators, decay
+        clock) stays this solver's. The log-loss is convex in (W, b), so
+        the blend's loss is at most the weighted mean of the two models'
+        losses, on any rows.
+        """
+        weight = float(weight)
+        if not 0.0 <= weight <= 1.0:
+            raise ValueError(f"weight must be in [0, 1], got {weight!r}")
+        n_classes = self.b.shape[0]
+        if (other.b.shape[0] != n_classes
+                or other.Wt.shape[0] != self.Wt.shape[0]):
+            raise ValueError("blend needs a solver of the same shape")
+        self.finalize()
+        other.finalize()
+        mine, theirs = self.Wt[:, :n_classes], other.Wt[:, :n_classes]
+        dtype = self.Wt.dtype.type
+        mine *= dtype(1.0 - weight)
+        mine += dtype(weight) * theirs
+        self.b *= dtype(1.0 - weight)
+        self.b += dtype(weight) * other.b.astype(self.b.dtype, copy=False)
+
     def _finalize_with(self, eta, alpha):
         if alpha <= 0 or self.Wt.size == 0:
             return

@@ -478,3 +478,43 @@ def test_reset_returns_to_the_setup_state(fmt, alpha):
         s.finalize()
     for name in STATE:
         assert_array_equal(getattr(solver, name), getattr(other, name))
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.05])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_blend_is_the_weighted_mean_and_its_loss_at_most_theirs(alpha, dtype):
+    """blend(other, w) sets (W, b) to (1 - w) (W, b) + w (W', b') of the
+    finalized models (NumPy reference) and keeps the rest of its state; by
+    convexity its loss is at most the weighted mean of the two losses."""
+    X, y, sw = _problem("csr", dtype)
+    n, d = X.shape
+    runs = []
+    for seed in (0, 1):
+        solver = ExactSolver(eta=0.5, alpha=alpha)
+        solver.setup(7, d, dtype)
+        order = np.random.default_rng(seed).permutation(n)
+        solver.epoch(X, y, sw, order)
+        runs.append(solver)
+    a, b = runs
+    a.finalize()
+    b.finalize()
+    W_a, b_a = a.coef_view().astype(np.float64), a.b.astype(np.float64)
+    W_b, b_b = b.coef_view().astype(np.float64), b.b.astype(np.float64)
+    G_a = a.G.copy()
+    loss_a = softmax_objective(W_a, b_a, X, y, 0.0, sw)
+    loss_b = softmax_objective(W_b, b_b, X, y, 0.0, sw)
+    a.blend(b, 0.25)
+    rtol = 1e-12 if dtype == np.float64 else 1e-6
+    assert_allclose(a.coef_view(), 0.75 * W_a + 0.25 * W_b, rtol=rtol, atol=rtol)
+    assert_allclose(a.b, 0.75 * b_a + 0.25 * b_b, rtol=rtol, atol=rtol)
+    assert_array_equal(a.G, G_a)
+    loss = softmax_objective(
+        a.coef_view().astype(np.float64), a.b.astype(np.float64), X, y, 0.0, sw
+    )
+    assert loss <= 0.75 * loss_a + 0.25 * loss_b + 1e-6
+    with pytest.raises(ValueError, match="weight"):
+        a.blend(b, 1.5)
+    other = ExactSolver(eta=0.5)
+    other.setup(6, d, dtype)
+    with pytest.raises(ValueError, match="same shape"):
+        a.blend(other, 0.5)

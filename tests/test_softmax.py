@@ -75,6 +75,42 @@ def test_early_stopping_picks_the_best_epoch_then_refits_on_all_rows(
     assert 1 <= refit <= clf.best_iter_
 
 
+def test_the_model_is_the_mean_of_the_refit_and_the_held_out_model(
+    problem, monkeypatch
+):
+    """After the refit the model is the equal-weight mean of the refit's
+    model and the held-out phase's kept model (their (W, b) captured just
+    before the blend); by convexity its test log-loss is at most the mean
+    of theirs."""
+    from sksoftmax._exact import ExactSolver
+
+    X, y, X_test, y_test = problem
+    seen = {}
+    blend = ExactSolver.blend
+
+    def spy(self, other, weight):
+        self.finalize()
+        other.finalize()
+        seen["refit"] = (self.coef_view().copy(), self.b.copy())
+        seen["held_out"] = (other.coef_view().copy(), other.b.copy())
+        seen["weight"] = weight
+        return blend(self, other, weight)
+
+    monkeypatch.setattr(ExactSolver, "blend", spy)
+    clf = SoftmaxClassifier(random_state=0, max_iter=30).fit(X, y)
+    assert seen["weight"] == 0.5
+    (W1, b1), (W2, b2) = seen["refit"], seen["held_out"]
+    np.testing.assert_allclose(clf.coef_, 0.5 * (W1 + W2), rtol=1e-12)
+    np.testing.assert_allclose(clf.intercept_, 0.5 * (b1 + b2), rtol=1e-12)
+
+    def loss(W, b):
+        Z = X_test @ W.T + b
+        return float(np.mean(logsumexp(Z, axis=1) - Z[np.arange(len(y_test)),
+                                                     y_test]))
+
+    assert clf.log_loss(X_test, y_test) <= 0.5 * (loss(W1, b1) + loss(W2, b2))
+
+
 def test_held_out_rows_leave_every_class_a_training_row():
     # a class's rows all drawn for the held-out set would only measure how
     # fast that class is pushed down: one of them stays in training
