@@ -244,9 +244,10 @@ def _regions(z, a, b):
 def test_normal_row_against_scipy(t):
     """``sks_normal_row`` on scores whose z = t - psi spans every region:
     with the ratio (the core grid), log Phi below z = 10 to 2e-15
-    relative (1e-15 absolutely above 0) and e^-5 phi / Phi to the rounding of its exp's argument; without
-    it (the root finder), log Phi to 2e-15 relative below z = 40; the
-    same numbers whatever the regions the caller vouches for."""
+    relative (1e-15 absolutely above 0) and e^-5 phi / Phi to the
+    rounding of its exp's argument; without it (the root finder), log Phi
+    to 2e-15 relative below z = 40; the same numbers whatever the regions
+    the caller vouches for."""
     psi = t - _with_piece_ends(np.linspace(-60.0, 60.0, 4001))
     z = t - psi  # as the row computes it
     want = log_ndtr(z)
