@@ -101,10 +101,43 @@ def _bracket(noise, n_classes):
     return -np.log(big_l) - 1.0, big_l + log_k + 1.0
 
 
+def _bracket_ends(noise, n_classes):
+    """Per-row brackets of the support's ends, for scores with the top at
+    0 and mean m: (a, b, c) with t_lo in [m + a, a] and t_hi in [max(b, m
+    + c), c].
+
+    log Phi is concave for the three noises, so log F(t) = sum_k log
+    Phi(t - psi_k) <= K log Phi(t - m) (Jensen), and log F(t) >= K log
+    Phi(t) (every psi_k <= 0): F = TAIL at t_lo gives Phi(t_lo - m) >=
+    TAIL^(1/K) >= Phi(t_lo), a = Phi^-1(TAIL^(1/K)). At the right end
+    -log F = TAIL, with u = -log Phi convex and decreasing: u(t_hi) <=
+    TAIL (the top score's term), K u(t_hi - m) <= TAIL (Jensen) and
+    TAIL <= K u(t_hi), so b = u^-1(TAIL), c = u^-1(TAIL / K).
+    """
+    from scipy.special import ndtri
+
+    log_tail = np.log(TAIL)
+    a_log = log_tail / n_classes  # log TAIL^(1/K)
+    if noise == "normal":
+        a = -ndtri(-np.expm1(a_log))
+        b = -ndtri(-np.expm1(-TAIL))
+        c = -ndtri(-np.expm1(-TAIL / n_classes))
+    elif noise == "logistic":
+        a = a_log - np.log(-np.expm1(a_log))
+        b = -np.log(np.expm1(TAIL))
+        c = -np.log(np.expm1(TAIL / n_classes))
+    else:
+        a = -np.log(-a_log)
+        b = -np.log(TAIL)
+        c = np.log(n_classes) - np.log(TAIL)
+    return float(a), float(b), float(c)
+
+
 def _options(noise, panel_width, n_classes):
     """The kernel's QuadOptions, from this module's constants (read at
     each call)."""
     lo, hi = _bracket(noise, max(n_classes, 1))
+    left_hi, right_lo, right_hi = _bracket_ends(noise, max(n_classes, 1))
     return {
         "noise": NOISE_CODES[noise],
         "panel_width": float(panel_width),
@@ -113,6 +146,9 @@ def _options(noise, panel_width, n_classes):
         "log_tail_right": float(np.log(TAIL)),
         "bracket_lo": float(lo),
         "bracket_hi": float(hi),
+        "left_hi": left_hi,
+        "right_lo": right_lo,
+        "right_hi": right_hi,
         "n_bisect": BISECTION_STEPS,
         "log_rel_tail": float(np.log(REL_TAIL)),
         "kappa": float(KAPPA),
