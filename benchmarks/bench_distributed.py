@@ -136,6 +136,7 @@ def main(argv=None):
             def sample():
                 while not stop.is_set():
                     samples.append(client.run(held_bytes))
+                    time.sleep(0.005)
 
             thread = threading.Thread(target=sample)
             thread.start()

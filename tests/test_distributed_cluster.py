@@ -7,6 +7,7 @@ divisible by 2 or 3. Needs dask.distributed: skipped without it, unless
 ``SKSOFTMAX_REQUIRE_DASK=1`` (CI), where the import error fails the run.
 """
 
+import gc
 import os
 import pickle
 import threading
@@ -78,7 +79,7 @@ def optimum():
 
 
 def _fit(X, y, **params):
-    params = {"alpha": ALPHA, "max_iter": 25, "tol": None, "random_state": 0,
+    params = {"alpha": ALPHA, "max_iter": 10, "tol": None, "random_state": 0,
               **params}
     est = DistributedSoftmaxClassifier(**params)
     # blocks of rows, as a dask array (dense or CSR chunks)
@@ -90,12 +91,12 @@ def _fit(X, y, **params):
 def test_sharded_fit_reaches_the_optimum_and_predicts_as_gathered(
     client, optimum, case
 ):
-    """25 DS-MLR epochs on P workers come within 1% of the single-process
-    optimum (measured 0.05-0.2%, SGD's noise at the last step; the start,
-    W = 0, is 13% above it); every sharded prediction equals the gathered
-    model's (``to_local``). CSR float64 and dense float32 blocks on 2
-    workers, CSR float32 and dense float64 on 3: every format and dtype on
-    both clusters, every pair on one."""
+    """10 DS-MLR epochs on P workers come within 0.5% of the single-process
+    optimum (measured 0.06% on 2 workers, 0.13% on 3: SGD's noise at the
+    last step; the start, W = 0, is 13% above it); every sharded
+    prediction equals the gathered model's (``to_local``). CSR float64
+    and dense float32 blocks on 2 workers, CSR float32 and dense float64
+    on 3: every format and dtype on both clusters, every pair on one."""
     P = _n_workers(client)
     sparse = case == 0
     dtype = [np.float64, np.float32][(case + P) % 2]
@@ -106,7 +107,7 @@ def test_sharded_fit_reaches_the_optimum_and_predicts_as_gathered(
     sizes = [hi - lo for lo, hi in est.class_ranges_]
     assert sum(sizes) == K and max(sizes) - min(sizes) == 1
     got = est.objective(X, y)
-    assert optimum - 1e-6 <= got <= 1.01 * optimum
+    assert optimum - 1e-6 <= got <= 1.005 * optimum
 
     local = est.to_local()
     assert local.coef_.dtype == dtype
@@ -151,6 +152,14 @@ def test_worker_memory_of_W(client):
     P = _n_workers(client)
     X, y = _data(False, np.float64, n=1200)
     itemsize = 8
+    # the models of the tests before are gone from the workers (their
+    # futures released once collected)
+    gc.collect()
+    for _ in range(100):
+        if not any(client.run(held_bytes).values()):
+            break
+        time.sleep(0.05)
+    assert not any(client.run(held_bytes).values())
     at_ends = []
     samples = []
     stop = threading.Event()
@@ -158,6 +167,7 @@ def test_worker_memory_of_W(client):
     def sample():
         while not stop.is_set():
             samples.append(client.run(held_bytes))
+            time.sleep(0.005)  # leave the scheduler time for the fit
 
     def after_epoch(est, epoch):
         # the blocks of the finished rounds leave the workers' memory once
@@ -165,7 +175,7 @@ def test_worker_memory_of_W(client):
         share = {w: 0 for w in client.scheduler_info()["workers"]}
         for q, w in enumerate(est._ring_holders):
             share[w] += block[q]
-        for _ in range(50):
+        for _ in range(100):
             held = client.run(held_bytes)
             if held == share:
                 break

@@ -43,6 +43,7 @@ them back on the current client's workers at its first use.
 
 import math
 import os
+import threading
 import time
 import warnings
 from numbers import Integral, Real
@@ -842,19 +843,35 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         """``client.gather(futures)``, or _WorkerLost when a worker of the
         ring left the cluster meanwhile (its pinned tasks would wait for it
         forever) or the results were lost with it."""
-        from distributed import CancelledError, KilledWorker, wait
+        from distributed import CancelledError, KilledWorker
 
         try:
-            while True:
-                try:
-                    wait(futures, timeout=POLL_SECONDS)
-                    break
-                except TimeoutError:
+            # waited for by callbacks, not by distributed.wait's timeouts: a
+            # TimeoutError's traceback would hold the callers' frames (and
+            # the futures in them, whose blocks then stay on the workers)
+            # in a reference cycle until the garbage collector runs
+            pending = [f for f in futures if not f.done()]
+            if pending:
+                finished = threading.Event()
+                left = [len(pending)]
+                lock = threading.Lock()
+
+                def one_done(_):
+                    with lock:
+                        left[0] -= 1
+                        if left[0] == 0:
+                            finished.set()
+
+                for f in pending:
+                    f.add_done_callback(one_done)
+                del pending
+                while not finished.wait(POLL_SECONDS):
                     cls._check_ring(client, ring)
             return client.gather(futures)
         except (CancelledError, KilledWorker) as exc:
             # results cancelled for 'lost dependencies', or a task whose
-            # workers kept dying
+            # workers kept dying: name the worker when it has left
+            cls._check_ring(client, ring, exc)
             raise _WorkerLost(f"A worker was lost ({type(exc).__name__}).") from exc
         except _WorkerLost:
             raise
@@ -873,12 +890,18 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
     def _save_checkpoint(self, client, ring, ckpt, epoch, shards, b_rows):
         """The kept epoch's class blocks (one at a time) and b_i, written
         to a new slot that replaces the previous one once complete."""
-        for q, f in enumerate(shards):
-            [shard] = self._collect(client, ring, [f])
-            arrays = [shard.coef_, shard.intercept_]
-            if shard.adagrad is not None:
-                arrays.extend(shard.adagrad)
-            ckpt.save(epoch, f"shard{q}", arrays)
+        # in memory: all blocks in one gather; to files: one at a time
+        step = P = len(shards)
+        if ckpt.directory is not None:
+            step = 1
+        for lo in range(0, P, step):
+            for q, shard in enumerate(
+                self._collect(client, ring, list(shards[lo : lo + step])), lo
+            ):
+                arrays = [shard.coef_, shard.intercept_]
+                if shard.adagrad is not None:
+                    arrays.extend(shard.adagrad)
+                ckpt.save(epoch, f"shard{q}", arrays)
             del shard, arrays
         for p, b in enumerate(self._collect(client, ring, list(b_rows))):
             ckpt.save(epoch, f"b{p}", [b])
