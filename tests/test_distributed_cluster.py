@@ -141,6 +141,21 @@ def test_same_random_state_same_model(client):
     assert not np.array_equal(a.coef_, c.coef_)
 
 
+def test_undo_from_the_checkpoint(client):
+    """A worse epoch is undone from the client's checkpoint (the workers
+    keep no block of the epoch's start) or, with checkpoint=False, from the
+    blocks kept on the workers: the same model to the bit. (eta0=3: three
+    of the six epochs are undone, after kept ones.)"""
+    X, y = _data(True, np.float64, n=300, seed=4)
+    params = dict(eta0=3.0, max_iter=6, tol=None, random_state=0)
+    a = DistributedSoftmaxClassifier(**params).fit(X, y)
+    b = DistributedSoftmaxClassifier(**params, checkpoint=False).fit(X, y)
+    assert 0 < len(a.loss_curve_) < a.n_iter_ == 6
+    assert a.loss_curve_ == b.loss_curve_
+    assert_array_equal(a.to_local().coef_, b.to_local().coef_)
+    assert_array_equal(a.to_local().intercept_, b.to_local().intercept_)
+
+
 def test_worker_memory_of_W(client):
     """The W a worker holds (the class blocks among the results in its
     memory, measured on the worker by ``held_bytes``): at every epoch's end
