@@ -255,7 +255,11 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
 
     @staticmethod
     def _workers(client):
-        workers = sorted(client.scheduler_info()["workers"])
+        # asked of the scheduler directly: Client.scheduler_info() returns
+        # the client's cached identity, which its periodic update (of the
+        # totals only) may replace by one without workers in between
+        info = client.sync(client.scheduler.identity, n_workers=-1)
+        workers = sorted(info["workers"])
         if not workers:
             raise ValueError("the dask cluster has no workers.")
         return workers
