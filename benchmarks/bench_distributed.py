@@ -5,8 +5,14 @@ single-process SoftmaxClassifier on the same data.
 For each run: seconds per epoch (the median of the epochs' verbose
 lines: a distributed epoch's wall clock includes its task scheduling, the
 blocks' moves and the per-epoch reductions, not the setup of the fit;
-the single-process one is the exact solver's epoch), the test
-log-loss after ``--epochs`` epochs, and the bytes of W each worker holds.
+the single-process one is the exact solver's epoch), the wall clock of
+the whole fit (setup and, by default, the per-epoch checkpoints on the
+client included), the test log-loss after ``--epochs`` epochs, and the
+bytes of W each worker holds, sampled on the workers all through the fit
+(``held_bytes``: the largest over the workers of a worker's median
+sample, and the largest sample). DS-MLR on
+2 workers runs once more with ``checkpoint=False``: the ratio of the two
+fits' wall clocks is the checkpoints' cost.
 Both strategies run with ``n_shards=2`` and with ``n_shards=1`` on the
 same cluster (one worker trains while the other idles: the same kernels
 and protocol), so that the ratio of the two is the parallel speed-up on
@@ -25,6 +31,8 @@ Usage::
 """
 
 import argparse
+import threading
+import time
 import warnings
 
 import numpy as np
@@ -56,6 +64,7 @@ def main(argv=None):
     from distributed import Client, LocalCluster
 
     from sksoftmax.distributed import DistributedSoftmaxClassifier
+    from sksoftmax.distributed._worker import held_bytes
 
     X, y = make_softmax_classification(
         n_samples=args.n_samples,
@@ -78,7 +87,10 @@ def main(argv=None):
     )
     w_bytes = K * X.shape[1] * 4
     print(f"W: {w_bytes / 2**20:.1f} MiB\n")
-    print(f"{'run':<34}{'s/epoch':>9}{'test log-loss':>15}{'W per worker':>14}")
+    print(
+        f"{'run':<34}{'s/epoch':>9}{'fit s':>8}{'test log-loss':>15}"
+        f"{'W per worker MiB: median / max':>32}"
+    )
     warnings.simplefilter("ignore")
 
     single = SoftmaxClassifier(
@@ -89,10 +101,12 @@ def main(argv=None):
         early_stopping=False,
         random_state=0,
     )
+    tic = time.perf_counter()
     per_epoch = float(np.median(fit_verbose(single, Xtr, ytr)))
+    wall = time.perf_counter() - tic
     print(
-        f"{'SoftmaxClassifier (1 process)':<34}{per_epoch:>9.3f}"
-        f"{single.log_loss(Xte, yte):>15.4f}{w_bytes / 2**20:>11.1f} MiB"
+        f"{'SoftmaxClassifier (1 process)':<34}{per_epoch:>9.3f}{wall:>8.2f}"
+        f"{single.log_loss(Xte, yte):>15.4f}{w_bytes / 2**20:>21.1f}"
     )
     base = per_epoch
 
@@ -101,8 +115,10 @@ def main(argv=None):
         dashboard_address=None,
     ) as cluster, Client(cluster) as client:
         rows = {}
-        for strategy, n_shards in [
-            ("dsmlr", 1), ("dsmlr", 2), ("mixing", 1), ("mixing", 2)
+        walls = {}
+        for strategy, n_shards, checkpoint in [
+            ("dsmlr", 1, True), ("dsmlr", 2, True), ("dsmlr", 2, False),
+            ("mixing", 1, True), ("mixing", 2, True),
         ]:
             dist = DistributedSoftmaxClassifier(
                 strategy=strategy,
@@ -111,28 +127,63 @@ def main(argv=None):
                 tol=None,
                 n_shards=n_shards,
                 random_state=0,
+                checkpoint=checkpoint,
             )
-            per_epoch = float(np.median(fit_verbose(dist, Xtr, ytr)))
-            rows[strategy, n_shards] = per_epoch
-            held = {}
-            for (lo, hi), w in zip(dist.class_ranges_, dist.shard_workers_):
-                held[w] = held.get(w, 0) + (hi - lo) * X.shape[1] * 4
-            most = max(held.values())
+            # the class blocks in each worker's memory, sampled on the
+            # workers all through the fit (held_bytes)
+            samples = []
+            stop = threading.Event()
+
+            def sample():
+                while not stop.is_set():
+                    samples.append(client.run(held_bytes))
+                    time.sleep(0.005)
+
+            thread = threading.Thread(target=sample)
+            thread.start()
+            tic = time.perf_counter()
+            try:
+                per_epoch = float(np.median(fit_verbose(dist, Xtr, ytr)))
+            finally:
+                wall = time.perf_counter() - tic
+                stop.set()
+                thread.join()
+            key = (strategy, n_shards, checkpoint)
+            rows[key] = per_epoch
+            walls[key] = wall
             if strategy == "mixing":
                 # every worker training holds the whole W while fitting
-                most = w_bytes
-            name = f"{strategy}, {n_shards} worker(s) training"
+                # (inside its solver, which held_bytes does not count)
+                held = f"{w_bytes / 2**20:.1f} / {w_bytes / 2**20:.1f}"
+            else:
+                # per worker: the median and the largest of its samples;
+                # shown: the largest over the workers of each
+                per = {}
+                for s_ in samples:
+                    for w, v in s_.items():
+                        per.setdefault(w, []).append(v)
+                med = max(np.median(v) for v in per.values())
+                top = max(max(v) for v in per.values())
+                held = f"{med / 2**20:.1f} / {top / 2**20:.1f}"
+            name = f"{strategy}, {n_shards} worker(s)" + (
+                "" if checkpoint else ", checkpoint=False"
+            )
             print(
-                f"{name:<34}{per_epoch:>9.3f}"
-                f"{dist.log_loss(Xte, yte):>15.4f}{most / 2**20:>11.1f} MiB"
+                f"{name:<34}{per_epoch:>9.3f}{wall:>8.2f}"
+                f"{dist.log_loss(Xte, yte):>15.4f}{held:>32}"
             )
         rss = _worker_rss(client)
     print(
         "\nratios of s/epoch in this run: dsmlr 2 / 1 worker = "
-        f"{rows['dsmlr', 2] / rows['dsmlr', 1]:.2f}; mixing 2 / 1 worker = "
-        f"{rows['mixing', 2] / rows['mixing', 1]:.2f}; dsmlr 2 workers / "
-        f"single process = {rows['dsmlr', 2] / base:.2f}; mixing 2 workers "
-        f"/ single process = {rows['mixing', 2] / base:.2f}"
+        f"{rows['dsmlr', 2, True] / rows['dsmlr', 1, True]:.2f}; mixing 2 / 1 "
+        f"worker = {rows['mixing', 2, True] / rows['mixing', 1, True]:.2f}; "
+        f"dsmlr 2 workers / single process = {rows['dsmlr', 2, True] / base:.2f}; "
+        f"mixing 2 workers / single process = {rows['mixing', 2, True] / base:.2f}"
+    )
+    print(
+        "checkpoints (W gathered to the client after each epoch): fit wall "
+        "clock with / without = "
+        f"{walls['dsmlr', 2, True] / walls['dsmlr', 2, False]:.2f}"
     )
     print(
         "worker RSS at the end (MiB): "

@@ -22,16 +22,28 @@ travel to the shards instead (Megatron's vocabulary-parallel evaluation):
   b_i is set in closed form from the blocks' partial log-partitions.
 
 Class blocks move as futures pinned to workers, not as actors: a task's
-result is immutable, so the blocks of an epoch's start are still there to
-undo a worse epoch, the scheduler moves a block to the worker of its next
-task by itself (peer to peer, never through the client), the sub-epochs
-of a round run in parallel without any lock, and a lost worker's futures
-are recomputed by the scheduler from their lineage. An actor would hold
-its block in place and serialise every call through one worker's event
-loop, and would be lost with its worker.
+result is immutable, so a block can be checkpointed or kept to undo a
+worse epoch while the next ones are computed, the scheduler moves a block
+to the worker of its next task by itself (peer to peer, never through the
+client), and the sub-epochs of a round run in parallel without any lock.
+An actor would hold its block in place and serialise every call through
+one worker's event loop.
+
+Faults: after each kept epoch the class blocks and the rows' b_i are
+checkpointed on the client (``_checkpoint.Checkpoint``: its memory or a
+directory). The client's waits notice a worker that left the cluster
+(its pinned tasks would wait forever) or results cancelled with it; the
+fit then rebuilds the row blocks on the workers there, restores the
+checkpoint and the loop's state (step, counters, random stream) and runs
+on from the last completed epoch, with a RuntimeWarning.
+
+Pickling gathers the shards (``__getstate__``); the unpickled model puts
+them back on the current client's workers at its first use.
 """
 
 import math
+import os
+import threading
 import time
 import warnings
 from numbers import Integral, Real
@@ -46,12 +58,24 @@ from sklearn.utils.validation import _check_sample_weight
 
 from .._shared._codes import Status
 from . import _worker as W
+from ._checkpoint import Checkpoint
 
 # eta0='auto': the step is this over the rows' mean ||x||^2 (+ 1 with an
 # intercept): a row's step then moves its scores by about this much
 ETA_AUTO = 0.5
 # AdaGrad's epsilon, the exact solver's
 EPS = 1e-8
+# how often a fit waiting for its tasks checks that its workers are there
+POLL_SECONDS = 0.5
+# after a lost worker: how long to wait for the cluster to have as many
+# workers as before (a nanny restarts a dead worker within seconds), and
+# how many resumptions in a row (without a completed epoch) to try
+RESUME_WAIT = 30.0
+MAX_RESUMES = 3
+
+
+class _WorkerLost(RuntimeError):
+    """A worker of the fit left the cluster (or its results were lost)."""
 
 
 def _is_dask_array(X):
@@ -106,6 +130,12 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
     n_jobs : int or None, default=None
         Threads of each shard's evaluation on its worker.
+    checkpoint : bool or str, default=True
+        Where ``fit`` keeps the class shards of the last completed epoch,
+        from which it resumes (with a warning) after a lost worker: True,
+        the client's memory; a directory, files there (the client then
+        holds one shard at a time); False, nowhere (a lost worker fails
+        the fit). See :ref:`distributed_faults`.
     client : distributed.Client or None, default=None
         None: the current client (``distributed.get_client()``).
     verbose : int, default=0
@@ -124,6 +154,15 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
     loss_curve_ : list of float
         Each kept epoch's training objective, estimated from the scores
         the sub-epochs computed (no extra pass).
+
+    Notes
+    -----
+    A fitted model pickles: its shards are gathered into the pickle (W
+    must fit in the client's memory, as for ``to_local``) and the
+    ``client`` parameter is left out; unpickled, it predicts on the
+    current client, its shards placed there at the first use. Between
+    fits the shards live on the workers only: a worker lost then takes
+    its shards with it (pickle or ``to_local`` to keep the model).
 
     Examples
     --------
@@ -154,6 +193,7 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
+        "checkpoint": ["boolean", str, os.PathLike],
         "client": "no_validation",
         "verbose": ["verbose"],
     }
@@ -173,6 +213,7 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         shuffle=True,
         random_state=None,
         n_jobs=None,
+        checkpoint=True,
         client=None,
         verbose=0,
     ):
@@ -188,6 +229,7 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         self.shuffle = shuffle
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.checkpoint = checkpoint
         self.client = client
         self.verbose = verbose
 
@@ -213,13 +255,22 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
 
     @staticmethod
     def _workers(client):
-        workers = sorted(client.scheduler_info()["workers"])
+        # asked of the scheduler directly: Client.scheduler_info() returns
+        # the client's cached identity, which its periodic update (of the
+        # totals only) may replace by one without workers in between
+        info = client.sync(client.scheduler.identity, n_workers=-1)
+        workers = sorted(info["workers"])
         if not workers:
             raise ValueError("the dask cluster has no workers.")
         return workers
 
     def _check_fitted(self):
         if self.__dict__.get("_shards") is None:
+            if self.__dict__.get("_local_shards") is not None:
+                # an unpickled model: its shards go to the current client's
+                # workers at its first use
+                self._place_local()
+                return
             raise NotFittedError(
                 f"This {type(self).__name__} instance is not fitted yet. "
                 "Call 'fit' (or build it with 'from_estimator') first."
@@ -381,8 +432,8 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         self._validate_params()
         client = self._get_client()
         workers = self._workers(client)
-        P = self.n_shards or len(workers)
-        blocks, dtype = self._row_blocks(client, X, P)
+        P = n_blocks = self.n_shards or len(workers)
+        blocks, dtype = self._row_blocks(client, X, n_blocks)
         y = self._labels(y)
         y_parts, sizes = self._split_labels(client, blocks, y)
         classes, y_enc = np.unique(y, return_inverse=True)
@@ -410,19 +461,60 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         self.shard_workers_ = [
             workers[p % len(workers)] for p in range(len(self.class_ranges_))
         ]
-        shards = [
+        rows, b_rows = self._place_rows(
+            client, blocks, sizes, y_enc, dtype, intercept, P
+        )
+        # the rows hold their own copy: the input blocks are released
+        del blocks
+        if self.strategy == "mixing":
+            shards = self._zero_shards(client, dtype, intercept)
+            self._fit_mixing(client, rows, shards, intercept, y_enc, K, P)
+            self._client = client
+            return self
+        eta = self._eta(client, rows)
+        # the objective at the start (W = 0, intercepts c): the log-loss
+        # sum_i (log sum_k e^{c_k} - c_{y_i}) / n; an epoch above it is
+        # undone like any worse epoch
+        lse0 = float(np.logaddexp.reduce(intercept.astype(np.float64)))
+        start = float(np.mean(lse0 - intercept.astype(np.float64)[y_enc]))
+        ckpt = None
+        if self.checkpoint is not False:
+            ckpt = Checkpoint(
+                None if self.checkpoint is True else os.fspath(self.checkpoint)
+            )
+        # what a resumption after a lost worker needs to rebuild the rows
+        source = (X, y_enc, dtype, intercept, n_blocks)
+        # handed over in a list that _fit_epochs empties: this frame keeps
+        # no future (which would keep its data on the workers)
+        held = [rows, b_rows]
+        del rows, b_rows
+        try:
+            self._fit_epochs(client, held, eta, P, start, ckpt, source)
+        finally:
+            if ckpt is not None:
+                ckpt.close()
+        self._client = client
+        return self
+
+    def _zero_shards(self, client, dtype, intercept):
+        """The class blocks at W = 0, made on ``shard_workers_`` by tasks
+        (recomputable from their lineage)."""
+        return [
             client.submit(
-                W.zero_shard, b - a, n_features, dtype, intercept[a:b].copy(),
-                a, self.n_jobs, self.learning_rate == "adagrad",
-                workers=[w], pure=False,
+                W.zero_shard, b - a, self.n_features_in_, dtype,
+                intercept[a:b].copy(), a, self.n_jobs,
+                self.learning_rate == "adagrad", workers=[w], pure=False,
             )
             for (a, b), w in zip(self.class_ranges_, self.shard_workers_)
         ]
-        # row blocks: the input blocks assigned round robin to P workers,
-        # concatenated there with their encoded labels
+
+    def _place_rows(self, client, blocks, sizes, y_enc, dtype, intercept, P):
+        """The P row blocks (the input blocks assigned round robin to the
+        workers, concatenated there with their encoded labels) and their
+        starting b_i, as futures pinned to ``shard_workers_``'s worker p."""
         bounds = np.concatenate([[0], np.cumsum(sizes)])
         rows, b_rows = [], []
-        lse0 = float(np.logaddexp.reduce(intercept.astype(np.float64)))
+        lse0 = float(np.logaddexp.reduce(np.asarray(intercept, np.float64)))
         for p in range(P):
             w = self.shard_workers_[p]
             mine = list(range(p, len(blocks), P))
@@ -437,18 +529,7 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             )
             rows.append(r)
             b_rows.append(client.submit(W.initial_b, r, workers=[w], pure=False))
-        if self.strategy == "mixing":
-            self._fit_mixing(client, rows, shards, intercept, y_enc, K, P)
-            self._client = client
-            return self
-        eta = self._eta(client, rows)
-        # the objective at the start (W = 0, intercepts c): the log-loss
-        # sum_i (log sum_k e^{c_k} - c_{y_i}) / n; an epoch above it is
-        # undone like any worse epoch
-        start = float(np.mean(lse0 - intercept.astype(np.float64)[y_enc]))
-        self._fit_epochs(client, rows, b_rows, shards, eta, P, start)
-        self._client = client
-        return self
+        return rows, b_rows
 
     def _fit_mixing(self, client, rows, shards, intercept, y_enc, K, P):
         """Iterative parameter mixing: every worker runs one epoch of the
@@ -484,11 +565,22 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
                 for p in range(P)
             ]
             new_mixed = client.submit(W.mix_average, *results, pure=False)
-            sums = client.gather(
-                [client.submit(W.mix_summary, r, pure=False) for r in results]
-            )
+            try:
+                sums = self._collect(
+                    client, workers,
+                    [client.submit(W.mix_summary, r, pure=False) for r in results],
+                )
+                [sq] = self._collect(
+                    client, workers,
+                    [client.submit(W.mixed_sq_norm, new_mixed, pure=False)],
+                )
+            except _WorkerLost as lost:
+                raise RuntimeError(
+                    f"{lost} strategy='mixing' does not resume after a lost "
+                    "worker: refit (strategy='dsmlr' does, from its "
+                    "checkpoints)."
+                ) from lost
             loss = sum(s[0] for s in sums) / max(sum(s[1] for s in sums), 1e-300)
-            sq = client.submit(W.mixed_sq_norm, new_mixed, pure=False).result()
             objective = loss + 0.5 * self.alpha * sq
             self.n_iter_ = epoch + 1
             accepted, best, eta, no_change = self._judge_epoch(
@@ -564,72 +656,104 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         mean = sum(s[0] for s in sums) / max(n, 1) + float(self.fit_intercept)
         return ETA_AUTO / max(mean, 1e-12)
 
-    def _fit_epochs(self, client, rows, b_rows, shards, eta, P, start):
+    def _fit_epochs(self, client, held, eta, P, start, ckpt, source):
+        """DS-MLR's epochs, each checkpointed (``ckpt``) once kept; a lost
+        worker makes the loop resume from the last completed epoch.
+        ``held``: [row blocks, their b_i], emptied here."""
+        rows, b_rows = held
+        held.clear()
+        # the class blocks start at zero, made on their workers by tasks
+        shards = self._zero_shards(client, source[2], source[3])
         rng = check_random_state(self.random_state)
-        workers = self.shard_workers_
-        best = start
-        no_change = 0
+        ring = list(self.shard_workers_)
+        n_workers = len(set(ring))
         self.loss_curve_ = []
         self.n_iter_ = 0
         self.eta_ = eta
-        for epoch in range(self.max_iter):
-            tic = time.perf_counter()
-            seeds = rng.randint(0, 2**63 - 1, size=(P, P), dtype=np.int64)
-            blocks = list(shards)
-            parts = [[] for _ in range(P)]
-            for r in range(P):
-                new = [None] * P
-                for p in range(P):
-                    q = (p + r) % P
-                    opts = {
-                        "eta": eta,
-                        "alpha": float(self.alpha),
-                        "fit_intercept": bool(self.fit_intercept),
-                        "shuffle": bool(self.shuffle),
-                        "seed": int(seeds[p, r]),
-                        "adagrad": self.learning_rate == "adagrad",
-                        "eps": EPS,
-                    }
-                    res = client.submit(
-                        W.subepoch, rows[p], blocks[q], b_rows[p], opts,
-                        workers=[workers[p]], pure=False,
+        best, no_change, offset, epoch = start, 0, 0, 0
+        # the loop's state after the last completed epoch, the point a lost
+        # worker resumes from ('saved': the checkpoint holds class blocks;
+        # before the first kept epoch they are zeros, remade by tasks)
+        done = self._loop_state(epoch, best, eta, no_change, offset, rng, False)
+        failures = 0
+        # a test hook (not a parameter): called as hook(self, epoch) after
+        # each completed epoch
+        hook = getattr(self, "_after_epoch", None)
+        while epoch < self.max_iter:
+            try:
+                tic = time.perf_counter()
+                seeds = rng.randint(0, 2**63 - 1, size=(P, P), dtype=np.int64)
+                blocks, ends = self._submit_epoch(
+                    client, ring, rows, b_rows, shards, seeds, eta, offset, P
+                )
+                if ckpt is not None:
+                    # the undo reads the checkpoint: the workers keep only
+                    # the blocks in flight, not those of the epoch's start
+                    shards = None
+                # block q ends the epoch on the worker of round P - 1
+                holders = [ring[(q - offset + 1) % P] for q in range(P)]
+                objective = self._epoch_objective(
+                    client, ring, blocks, ends, holders
+                )
+                self.n_iter_ = epoch + 1
+                # a worse epoch (or an overflow) is undone: the b_i of its
+                # start are still held, its blocks are in the checkpoint
+                # (or still held without one)
+                accepted, best, eta, no_change = self._judge_epoch(
+                    epoch, tic, objective, best, eta, no_change
+                )
+                if accepted:
+                    shards = blocks
+                    b_rows = [
+                        client.submit(W.row_b, e, workers=[ring[p]], pure=False)
+                        for p, e in enumerate(ends)
+                    ]
+                    offset = (offset - 1) % P
+                    if ckpt is not None:
+                        self._save_checkpoint(client, ring, ckpt, epoch + 1,
+                                              shards, b_rows)
+                elif ckpt is not None:
+                    shards = self._restore_shards(
+                        client, ckpt, done["saved"], ring, offset, source
                     )
-                    new[q] = client.submit(
-                        W.first, res, workers=[workers[p]], pure=False
-                    )
-                    parts[p].append(
-                        client.submit(W.second, res, workers=[workers[p]], pure=False)
-                    )
-                blocks = new
-            ends = [
-                client.submit(W.end_epoch, rows[p], *parts[p], workers=[workers[p]],
-                              pure=False)
-                for p in range(P)
-            ]
-            summaries = client.gather(
-                [client.submit(W.end_summary, e, pure=False) for e in ends]
+            except _WorkerLost as lost:
+                failures += 1
+                if ckpt is None:
+                    raise RuntimeError(
+                        f"{lost} The fit ran with checkpoint=False and cannot "
+                        "resume: refit, or fit with checkpoint=True."
+                    ) from lost
+                if failures > MAX_RESUMES:
+                    raise RuntimeError(
+                        f"{lost} {MAX_RESUMES} resumptions in a row failed; "
+                        "giving up."
+                    ) from lost
+                epoch, best, eta, no_change, offset = (
+                    done["epoch"], done["best"], done["eta"],
+                    done["no_change"], done["offset"],
+                )
+                warnings.warn(
+                    f"DistributedSoftmaxClassifier: {lost} Resuming from the "
+                    f"checkpoint of epoch {epoch} (the last completed).",
+                    RuntimeWarning,
+                )
+                rng.set_state(done["rng"])
+                self.loss_curve_ = list(done["curve"])
+                self.n_iter_ = epoch
+                client, ring, rows, b_rows, shards = self._resume(
+                    client, ckpt, done, source, P, n_workers
+                )
+                continue
+            failures = 0
+            epoch += 1
+            done = self._loop_state(
+                epoch, best, eta, no_change, offset, rng,
+                done["saved"] or (accepted and ckpt is not None),
             )
-            status = max(s[2] for s in summaries)
-            if status != Status.STATUS_OK:
-                objective = np.inf
-            else:
-                sq = sum(client.gather(
-                    [client.submit(W.shard_sq_norm, b, pure=False) for b in blocks]
-                ))
-                loss = sum(s[0] for s in summaries) / sum(s[1] for s in summaries)
-                objective = loss + 0.5 * self.alpha * sq
-            self.n_iter_ = epoch + 1
-            # a worse epoch (or an overflow) is undone: the blocks and b_i
-            # of its start are still held
-            accepted, best, eta, no_change = self._judge_epoch(
-                epoch, tic, objective, best, eta, no_change
-            )
-            if accepted:
-                shards = blocks
-                b_rows = [
-                    client.submit(W.row_b, e, workers=[workers[p]], pure=False)
-                    for p, e in enumerate(ends)
-                ]
+            # the worker holding each class block now
+            self._ring_holders = [ring[(q - offset) % P] for q in range(P)]
+            if hook is not None:
+                hook(self, epoch)
             if self.tol is not None and no_change >= self.n_iter_no_change:
                 break
         else:
@@ -642,7 +766,198 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
                 _convergence_warning(),
             )
         self.eta_ = eta
+        # where each block is now: worker (q - offset) mod P of the ring
+        self.shard_workers_ = [ring[(q - offset) % P] for q in range(P)]
         self._shards = shards
+
+    def _loop_state(self, epoch, best, eta, no_change, offset, rng, saved):
+        return {
+            "epoch": epoch, "best": best, "eta": eta, "no_change": no_change,
+            "offset": offset, "rng": rng.get_state(),
+            "curve": list(self.loss_curve_), "saved": saved,
+        }
+
+    def _submit_epoch(self, client, ring, rows, b_rows, shards, seeds, eta,
+                      offset, P):
+        """Submit the P rounds of one epoch: in round r worker p trains
+        block (p + offset + r) mod P, which then moves to worker p - 1.
+        Returns the futures of the epoch's blocks and of its rows' ends."""
+        blocks = list(shards)
+        parts = [[] for _ in range(P)]
+        base = {
+            "eta": eta,
+            "alpha": float(self.alpha),
+            "fit_intercept": bool(self.fit_intercept),
+            "shuffle": bool(self.shuffle),
+            "adagrad": self.learning_rate == "adagrad",
+            "eps": EPS,
+        }
+        done = [None] * P
+        for r in range(P):
+            new = [None] * P
+            for p in range(P):
+                q = (p + offset + r) % P
+                opts = dict(base, seed=int(seeds[p, r]))
+                # worker p starts round r once worker p - 1 has finished
+                # round r - 1, which read the block p made in round r - 2:
+                # no worker runs ahead and piles up blocks made for a slow
+                # neighbour (it holds the one it made, the one it trains)
+                after = () if done[(p - 1) % P] is None else (done[(p - 1) % P],)
+                res = client.submit(
+                    W.subepoch, rows[p], blocks[q], b_rows[p], opts, *after,
+                    workers=[ring[p]], pure=False,
+                )
+                new[q] = client.submit(W.first, res, workers=[ring[p]], pure=False)
+                parts[p].append(
+                    client.submit(W.second, res, workers=[ring[p]], pure=False)
+                )
+            done = [
+                client.submit(W.token, part[-1], workers=[ring[p]], pure=False)
+                for p, part in enumerate(parts)
+            ]
+            blocks = new
+        ends = [
+            client.submit(W.end_epoch, rows[p], *parts[p], workers=[ring[p]],
+                          pure=False)
+            for p in range(P)
+        ]
+        return blocks, ends
+
+    def _epoch_objective(self, client, ring, blocks, ends, holders):
+        """The epoch's training objective from its rows' sums (np.inf after
+        an overflow); the squared norms computed where the blocks are."""
+        summaries = self._collect(
+            client, ring, [client.submit(W.end_summary, e, pure=False) for e in ends]
+        )
+        if max(s[2] for s in summaries) != Status.STATUS_OK:
+            return np.inf
+        sq = sum(self._collect(
+            client, ring,
+            [
+                client.submit(W.shard_sq_norm, b, workers=[w], pure=False)
+                for b, w in zip(blocks, holders)
+            ],
+        ))
+        loss = sum(s[0] for s in summaries) / sum(s[1] for s in summaries)
+        return loss + 0.5 * self.alpha * sq
+
+    # ------------------------------------------------------ checkpoints
+    @classmethod
+    def _collect(cls, client, ring, futures):
+        """``client.gather(futures)``, or _WorkerLost when a worker of the
+        ring left the cluster meanwhile (its pinned tasks would wait for it
+        forever) or the results were lost with it."""
+        from distributed import CancelledError, KilledWorker
+
+        try:
+            # waited for by callbacks, not by distributed.wait's timeouts: a
+            # TimeoutError's traceback would hold the callers' frames (and
+            # the futures in them, whose blocks then stay on the workers)
+            # in a reference cycle until the garbage collector runs
+            pending = [f for f in futures if not f.done()]
+            if pending:
+                finished = threading.Event()
+                left = [len(pending)]
+                lock = threading.Lock()
+
+                def one_done(_):
+                    with lock:
+                        left[0] -= 1
+                        if left[0] == 0:
+                            finished.set()
+
+                for f in pending:
+                    f.add_done_callback(one_done)
+                del pending
+                while not finished.wait(POLL_SECONDS):
+                    cls._check_ring(client, ring)
+            return client.gather(futures)
+        except (CancelledError, KilledWorker) as exc:
+            # results cancelled for 'lost dependencies', or a task whose
+            # workers kept dying: name the worker when it has left
+            cls._check_ring(client, ring, exc)
+            raise _WorkerLost(f"A worker was lost ({type(exc).__name__}).") from exc
+        except _WorkerLost:
+            raise
+        except Exception as exc:
+            cls._check_ring(client, ring, exc)
+            raise
+
+    @classmethod
+    def _check_ring(cls, client, ring, cause=None):
+        lost = sorted(set(ring) - set(cls._workers(client)))
+        if lost:
+            raise _WorkerLost(
+                f"Worker(s) {', '.join(lost)} left the cluster."
+            ) from cause
+
+    def _save_checkpoint(self, client, ring, ckpt, epoch, shards, b_rows):
+        """The kept epoch's class blocks (one at a time) and b_i, written
+        to a new slot that replaces the previous one once complete."""
+        # in memory: all blocks in one gather; to files: one at a time
+        step = P = len(shards)
+        if ckpt.directory is not None:
+            step = 1
+        for lo in range(0, P, step):
+            for q, shard in enumerate(
+                self._collect(client, ring, list(shards[lo : lo + step])), lo
+            ):
+                arrays = [shard.coef_, shard.intercept_]
+                if shard.adagrad is not None:
+                    arrays.extend(shard.adagrad)
+                ckpt.save(epoch, f"shard{q}", arrays)
+            del shard, arrays
+        for p, b in enumerate(self._collect(client, ring, list(b_rows))):
+            ckpt.save(epoch, f"b{p}", [b])
+        ckpt.commit(epoch)
+
+    def _restore_shards(self, client, ckpt, saved, ring, offset, source):
+        """The class blocks of the checkpoint (zeros before the first kept
+        epoch), block q placed on worker (q - offset) mod P of the ring."""
+        P = len(ring)
+        where = [ring[(q - offset) % P] for q in range(P)]
+        if not saved:
+            self.shard_workers_ = where
+            return self._zero_shards(client, source[2], source[3])
+        shards = []
+        for q, ((lo, _), w) in enumerate(zip(self.class_ranges_, where)):
+            arrays = client.scatter(ckpt.load(f"shard{q}"), workers=[w], hash=False)
+            shards.append(client.submit(
+                W.shard_from_arrays, lo, self.n_jobs, *arrays,
+                workers=[w], pure=False,
+            ))
+        return shards
+
+    def _resume(self, client, ckpt, done, source, P, n_workers):
+        """The fit's state on the workers rebuilt after a loss: wait (up to
+        RESUME_WAIT seconds) for the cluster to have its workers back (a
+        nanny restarts a dead worker), then place the row blocks anew on
+        the workers there (from X: in-memory blocks were scattered and lost
+        with their worker) and the checkpoint's blocks and b_i."""
+        X, y_enc, dtype, intercept, n_blocks = source
+        try:
+            client.wait_for_workers(n_workers, timeout=RESUME_WAIT)
+        except TimeoutError:
+            pass
+        workers = self._workers(client)
+        ring = [workers[p % len(workers)] for p in range(P)]
+        self.shard_workers_ = ring
+        blocks, _ = self._row_blocks(client, X, n_blocks)
+        sizes = self._collect(
+            client, ring, [client.submit(W.n_rows, b, pure=False) for b in blocks]
+        )
+        rows, b_rows = self._place_rows(
+            client, blocks, sizes, y_enc, dtype, intercept, P
+        )
+        if done["saved"]:
+            b_rows = [
+                client.scatter(ckpt.load(f"b{p}")[0], workers=[ring[p]], hash=False)
+                for p in range(P)
+            ]
+        shards = self._restore_shards(
+            client, ckpt, done["saved"], ring, done["offset"], source
+        )
+        return client, ring, rows, b_rows, shards
 
     # -------------------------------------------------------- evaluation
     def _evaluate_blocks(self, X, y=None):
@@ -853,10 +1168,7 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         from .._exact import ExactSolver
         from .._softmax import SoftmaxClassifier
 
-        self._check_fitted()
-        arrays = self._client.gather(
-            [self._client.submit(W.shard_arrays, s, pure=False) for s in self._shards]
-        )
+        arrays = self._gathered()
         coef = np.concatenate([a[0] for a in arrays])
         intercept = np.concatenate([a[1] for a in arrays])
         clf = SoftmaxClassifier(
@@ -889,6 +1201,47 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         clf.validation_loss_ = None
         clf.best_iter_ = clf.n_iter_
         return clf
+
+    def _gathered(self):
+        """Each shard's (coef, intercept), in class order, on the client."""
+        if self.__dict__.get("_shards") is None:
+            local = self.__dict__.get("_local_shards")
+            if local is not None:
+                return local
+            self._check_fitted()
+        return [
+            tuple(a) for a in self._client.gather(
+                [self._client.submit(W.shard_arrays, s, pure=False)
+                 for s in self._shards]
+            )
+        ]
+
+    def _place_local(self):
+        """Scatter an unpickled model's shards over the current client's
+        workers (round robin)."""
+        local = self.__dict__["_local_shards"]
+        client = self._get_client()
+        self.shard_workers_ = []
+        self._shards = self._place_shards(
+            client, [a[0] for a in local], [a[1] for a in local],
+            self._workers(client),
+        )
+        self._client = client
+        del self._local_shards
+
+    def __getstate__(self):
+        """Pickling gathers the shards to the client (the pickle holds W,
+        as any pickled estimator holds its weights); the futures, the
+        client and the ``client`` parameter (a connection) are left out.
+        The unpickled model predicts on the client current at its first
+        use, or gives its W by ``to_local()`` without any client."""
+        state = dict(super().__getstate__())
+        if state.get("_shards") is not None:
+            state["_local_shards"] = self._gathered()
+        for key in ("_shards", "_client", "shard_workers_"):
+            state.pop(key, None)
+        state["client"] = None
+        return state
 
     def __sklearn_clone__(self):
         """An unfitted copy with the same parameters; the ``client`` is

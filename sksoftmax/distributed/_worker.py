@@ -66,6 +66,30 @@ def zero_shard(n_classes, n_features, dtype, intercept, lo, n_jobs=None,
                       state)
 
 
+def shard_from_arrays(lo, n_jobs, coef, intercept, *adagrad):
+    """A class block from a checkpoint's arrays (coef (K_b, D), its
+    intercepts and, with AdaGrad, its step state), stored transposed as the
+    sub-epoch keeps it."""
+    Wt = np.ascontiguousarray(np.asarray(coef).T)
+    state = tuple(np.array(a, copy=True) for a in adagrad) if adagrad else None
+    return ClassShard(Wt.T, np.asarray(intercept), lo, n_jobs, state)
+
+
+def held_bytes(dask_worker):
+    """Bytes of the class blocks (W and intercepts) in a worker's memory:
+    every ClassShard among the results it holds (alone or in a tuple),
+    each counted once. For ``client.run``: the measure of the tests and
+    the benchmark."""
+    data = getattr(dask_worker.data, "fast", dask_worker.data)
+    seen = {}
+    for value in list(data.values()):
+        items = value if isinstance(value, tuple) else (value,)
+        for item in items:
+            if isinstance(item, ClassShard):
+                seen[id(item)] = item.coef_.nbytes + item.intercept_.nbytes
+    return int(sum(seen.values()))
+
+
 def shard_arrays(shard):
     """(coef, intercept) of a shard, for ``to_local`` and ``coef_norm``."""
     return shard.coef_, shard.intercept_
@@ -217,10 +241,10 @@ def pair(X, y):
     return X, y
 
 
-def subepoch(rows, block, b_row, opts):
+def subepoch(rows, block, b_row, opts, *after):
     """One (row block, class block) sub-epoch of DS-MLR on a copy of the
     class block; returns (the updated block, (lse_part, sy_part, status,
-    bad_value))."""
+    bad_value)). ``after``: tokens of the tasks it waits for (unused)."""
     # a copy, transposed (D, K_b): the kernel's layout
     Wt = np.array(block.coef_.T, order="C", copy=True)
     intercept = np.array(block.intercept_, copy=True)
@@ -238,6 +262,11 @@ def subepoch(rows, block, b_row, opts):
     )
     new = ClassShard(Wt.T, intercept, block.lo, block.n_jobs, state)
     return new, (lse, sy, int(status), float(bad_value))
+
+
+def token(_):
+    """A result of no size, that a task can wait for without moving data."""
+    return None
 
 
 def first(pair_):
