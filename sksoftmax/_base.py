@@ -1,10 +1,13 @@
 """The scikit-learn contract shared by every sksoftmax classifier.
 
-:class:`BaseSoftmaxClassifier` holds validation, label encoding, the epoch
-loop (learning-rate schedules, stopping rules, verbose output, divergence
-reports), ``partial_fit`` bookkeeping and exact, memory-bounded prediction.
-A method supplies only its per-epoch Cython kernel through
-``_run_epoch`` (and, if it keeps per-row state, ``_new_row_state``).
+:class:`BaseSoftmaxClassifier` holds validation, classes, ``fit`` and
+``partial_fit`` with their stopping rules and early stopping. The rest is
+mixed in from focused modules: the 'auto' steps (``_step_rules``), one
+recorded epoch (``_epochs``), the runaway check (``_runaway``), the
+class-prior start (``_class_prior``), growth by new classes
+(``_new_classes``), the ``n_sampled_classes`` rule (``_class_sampler``)
+and exact prediction (``_prediction``). A method's epochs run in its
+solver (``_solver.SGDSolver``), reached through ``_run_epoch``.
 """
 
 import warnings
@@ -78,10 +81,11 @@ class BaseSoftmaxClassifier(
 ):
     """Base class of the sksoftmax linear classifiers (not for direct use).
 
-    Subclasses implement ``_run_epoch(dataset, weights, y, row_state,
-    eta_epoch, t, first_visit)`` returning ``(objective_sum, weight_sum, t)``
-    and raising :class:`~sksoftmax.exceptions.DivergenceError` through
-    ``_raise_divergence``.
+    Subclasses provide ``_run_epoch(dataset, weights, y, row_state, order,
+    eta_epoch, t, first_visit)`` returning ``(objective_sum, weight_sum,
+    t)`` and raising :class:`~sksoftmax.exceptions.DivergenceError`
+    through ``_raise_divergence``: ``_solver.SolverEstimatorMixin`` runs
+    the estimator's solver (``_make_solver``) there.
     """
 
     _parameter_constraints: dict = {

@@ -19,8 +19,10 @@ The pilot
   are taken from (nested: each stage's rows contain the last stage's).
   With fewer than ``PILOT_MIN_ROWS`` training rows the closed-form rule is
   kept (the held-out loss of so few rows is too noisy to rank steps).
-* Trials: each is the estimator's own method with the same parameters,
-  classes and class-prior start as the real fit, ``PILOT_EPOCHS`` passes
+* Trials: each runs the estimator's solver (``_solver.PilotSetup``: the
+  method with the same parameters on one thread, without averaging) from
+  a fresh state of its ``setup``, with the classes and class-prior start
+  of the real fit (a copy of its class counts), ``PILOT_EPOCHS`` passes
   over the stage's rows, eta0 fixed at the trial value. Only the columns
   that the trial rows use are kept: the other columns of W get no
   gradient in the trial, so the trial is the same as on all columns at a
