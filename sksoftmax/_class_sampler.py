@@ -45,6 +45,10 @@ class ClassSamplerMixin:
     kernel.
     """
 
+    def _sampler_options(self):
+        """The solver's sampler parameters (``_solver.SGDSolver``)."""
+        return {"sampler": self.sampler, "sampler_power": self.sampler_power}
+
     def _class_sampler(self):
         """The alias table of q, or None for the uniform sampler.
 

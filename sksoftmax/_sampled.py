@@ -81,9 +81,9 @@ class SampledSolver(SGDSolver):
 
 @fill_doc
 class SampledSoftmaxClassifier(
-    SolverEstimatorMixin,
     ClassSamplerMixin,
     AveragingMixin,
+    SolverEstimatorMixin,
     BaseSoftmaxClassifier,
 ):
     """Softmax regression fitted by a biased sampled-softmax loss.

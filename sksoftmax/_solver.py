@@ -273,10 +273,14 @@ class SolverEstimatorMixin:
             "n_threads": (
                 self._training_threads() if n_threads is None else n_threads
             ),
-            "sampler": getattr(self, "sampler", "uniform"),
-            "sampler_power": getattr(self, "sampler_power", 1.0),
             "adagrad": self._uses_adagrad(),
+            **self._sampler_options(),
         }
+
+    def _sampler_options(self):
+        """The solver's ``sampler`` and ``sampler_power`` (default: uniform
+        draws; ``_class_sampler.ClassSamplerMixin`` gives its own)."""
+        return {}
 
     def _training_state(self, t):
         """A ``TrainingState`` over the estimator's own arrays (no copy)."""
