@@ -42,6 +42,9 @@ class AdaGradMixin:
     def _schedule(self):
         return PER_FEATURE_SCHEDULES[self.learning_rate]
 
+    def _model_attributes(self):
+        return (*super()._model_attributes(), *_ADAGRAD_ARRAYS)
+
     def _uses_adagrad(self):
         return self.learning_rate == ADAGRAD
 

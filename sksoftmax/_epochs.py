@@ -15,7 +15,8 @@ from ._sgd_schedule import SCHEDULES
 from ._shared._weight_matrix import make_weight_matrix
 from .exceptions import DivergenceError
 
-# Dropped after a divergence, so that no prediction uses the broken state.
+# Dropped after a divergence, so that no prediction uses the broken state
+# (a mixin with state of its own adds its names through _model_attributes).
 _MODEL_ATTRIBUTES = (
     "coef_",
     "intercept_",
@@ -24,20 +25,16 @@ _MODEL_ATTRIBUTES = (
     "t_",
     "loss_curve_",
     "_row_state",
-    # iterate averaging (_averaging.AveragingMixin)
-    "_standard_coef",
-    "_standard_intercept",
-    "_average_coef",
-    "_average_intercept",
-    "_average_count",
-    # per-feature steps (_adagrad_state.AdaGradMixin)
-    "_adagrad_sq_grad",
-    "_adagrad_sq_grad_intercept",
 )
 
 
 class EpochMixin:
     """The epoch of ``BaseSoftmaxClassifier`` (see the module docstring)."""
+
+    def _model_attributes(self):
+        """The attributes a divergence drops (``_MODEL_ATTRIBUTES`` and the
+        mixins' own state)."""
+        return _MODEL_ATTRIBUTES
 
     # ---------------------------------------------------------- the epoch
     def _weight_matrix(self, fresh, **average):
@@ -80,7 +77,7 @@ class EpochMixin:
                 first_visit,
             )
         except DivergenceError:
-            for attr in _MODEL_ATTRIBUTES:
+            for attr in self._model_attributes():
                 self.__dict__.pop(attr, None)
             raise
         seconds = time.perf_counter() - start
