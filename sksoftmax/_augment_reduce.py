@@ -205,6 +205,8 @@ class ARSolver(SGDSolver):
     per_row, natural_local : bool
         The local schedule counts steps per row; natural-gradient local
         steps.
+    adaptive : bool
+        Per-coordinate steps ('kucukelbir' or 'adagrad').
     **common
         The parameters of :class:`~sksoftmax._solver.SGDSolver`.
 
@@ -225,9 +227,11 @@ class ARSolver(SGDSolver):
         local_rate,
         per_row,
         natural_local,
+        adaptive,
         **common,
     ):
         super().__init__(**common)
+        self.adaptive = adaptive
         self.model = model
         self.n_sampled_classes = n_sampled_classes
         self.batch_size = batch_size
@@ -235,6 +239,21 @@ class ARSolver(SGDSolver):
         self.local_rate = local_rate
         self.per_row = per_row
         self.natural_local = natural_local
+
+    def setup(self, n_features, dtype, random_state, class_count,
+              max_row_weight):
+        """The common state (``SGDSolver.setup``), no step taken and the
+        per-coordinate step state at 'no gradient seen' (-1)."""
+        state = super().setup(
+            n_features, dtype, random_state, class_count, max_row_weight
+        )
+        state.n_steps = 0
+        state.adapt = (
+            np.full(state.coef.shape[0] * (n_features + 1), -1.0)
+            if self.adaptive
+            else np.zeros(1)
+        )
+        return state
 
     def new_row_state(self, n_rows):
         return ar_local_start(self.model, n_rows)
@@ -469,6 +488,7 @@ class _BaseAugmentReduce(SolverEstimatorMixin, BaseSoftmaxClassifier):
             natural_local=(
                 self._model != "softmax" and self.variant == "natural"
             ),
+            adaptive=self._learning_rate() in ("kucukelbir", "adagrad"),
             **self._solver_options(eta0, n_threads),
         )
 

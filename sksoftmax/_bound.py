@@ -78,9 +78,9 @@ class BoundSolver(SGDSolver):
         The surrogate step (else the paper's printed update).
     batch_size, n_directions
         The estimator's parameters of those names.
-    low_rank : bool
-        The low-rank form (V, sig, Dg) of the bounds' curvature, else the
-        dense M.
+    rank : int or None
+        The rank of the low-rank form (V, sig, Dg) of the bounds'
+        curvature; None: the dense M.
     **common
         The parameters of :class:`~sksoftmax._solver.SGDSolver`.
 
@@ -94,13 +94,35 @@ class BoundSolver(SGDSolver):
         (sbm_lowrank_epoch64, sbm_lowrank_epoch32),
     )
 
-    def __init__(self, *, surrogate, batch_size, n_directions, low_rank,
+    def __init__(self, *, surrogate, batch_size, n_directions, rank,
                  **common):
         super().__init__(**common)
         self.surrogate = surrogate
         self.batch_size = batch_size
         self.n_directions = n_directions
-        self.low_rank = low_rank
+        self.rank = rank
+        self.low_rank = rank is not None
+
+    def setup(self, n_features, dtype, random_state, class_count,
+              max_row_weight):
+        """The common state (``SGDSolver.setup``) and the bounds'
+        curvature at the prior alpha I: M = I / alpha, or no direction of
+        V used yet; mu zero; the first epoch."""
+        state = super().setup(
+            n_features, dtype, random_state, class_count, max_row_weight
+        )
+        d = self.n_classes * (n_features + int(self.fit_intercept))
+        prior = np.full(d, float(self.alpha))
+        if self.low_rank:
+            state.V = np.zeros((self.rank, d))
+            state.sig = np.zeros(self.rank)
+            state.Dg = prior
+            state.n_used = 0
+        else:
+            state.M = np.diag(1.0 / prior)
+        state.mu = np.zeros(d)
+        state.epoch_number = 1
+        return state
 
     def new_row_state(self, n_rows):
         """None: the bound keeps no per-row variable."""
@@ -603,7 +625,7 @@ class StochasticBoundClassifier(SolverEstimatorMixin, BaseSoftmaxClassifier):
             surrogate=self._update() == "surrogate",
             batch_size=self.batch_size,
             n_directions=self.n_directions,
-            low_rank=self.rank_ is not None,
+            rank=self.rank_,
             **self._solver_options(eta0, n_threads),
         )
 

@@ -50,6 +50,22 @@ class SCENTSolver(SGDSolver):
         self.momentum = momentum
         self.lazy_momentum = False
 
+    def setup(self, n_features, dtype, random_state, class_count,
+              max_row_weight):
+        """The common state (``SGDSolver.setup``), zero momentum buffers
+        (empty without momentum) and no ramp recorded yet."""
+        state = super().setup(
+            n_features, dtype, random_state, class_count, max_row_weight
+        )
+        if self.momentum >= 1.0:
+            state.velocity = np.empty((0, 1), dtype=dtype)
+            state.velocity_b = np.empty(0, dtype=dtype)
+        else:
+            state.velocity = np.zeros_like(state.coef)
+            state.velocity_b = np.zeros_like(state.intercept)
+        state.warmup = 0
+        return state
+
     def new_row_state(self, n_rows):
         """nu, NaN for a row not seen yet (it starts from log g_i)."""
         return np.full(n_rows, np.nan, dtype=np.float64)
