@@ -1,14 +1,17 @@
 """Solvers: a method's epochs, apart from the estimator (private).
 
-A solver is built from the estimator's hyperparameters (once per call,
-``_make_solver``) and runs one epoch of the method's Cython kernel on a
-:class:`TrainingState`; it keeps no reference to the estimator. The
-interface, in the spirit of scikit-learn's ``_glm/_newton_solver.py``:
+A solver is built from the estimator's hyperparameters (once per epoch,
+``_make_solver``; n_classes among them) and runs one epoch of the
+method's Cython kernel on a :class:`TrainingState`; it keeps no reference
+to the estimator. The interface, in the spirit of scikit-learn's
+``_glm/_newton_solver.py``:
 
-- ``setup(n_classes, n_features, dtype, random_state, ...)``: a fresh
-  :class:`TrainingState` for a model of that shape (zero weights, the
-  intercepts at the class prior, a new generator), the path the eta0
-  pilot takes (``_eta0_pilot``) on the state it copies;
+- ``setup(n_features, dtype, random_state, class_count,
+  max_row_weight)``: a fresh :class:`TrainingState` for a model of that
+  shape (zero weights, the intercepts at the class prior of the counts,
+  a new generator, the sampler's table, the method's own state), from
+  the same functions as the estimator's ``fit`` (``_class_prior``); the
+  eta0 pilot (``_eta0_pilot``) trains from it, on a copy of the counts;
 - ``epoch(state, dataset, weights, y, row_state, order, eta_epoch,
   first_visit)``: one pass over the rows; returns the objective estimate
   (sum, weight) and advances ``state.t``; raises :class:`EpochDiverged`
