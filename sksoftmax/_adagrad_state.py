@@ -19,7 +19,6 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
 from ._sgd_schedule import ADAGRAD, PER_FEATURE_SCHEDULES
-from ._shared._adagrad import make_adagrad
 
 # the schedules of the estimators that take per-feature steps; the others
 # keep BaseSoftmaxClassifier's constraint, which does not list 'adagrad'
@@ -35,12 +34,16 @@ class AdaGradMixin:
     ``adagrad`` state (``_adagrad.AdaGrad64/32``).
 
     The estimator adds ``ADAGRAD_CONSTRAINTS`` to its
-    ``_parameter_constraints`` and passes ``self._adagrad_state()`` to its
-    kernel; the mixin sits before ``AveragingMixin`` in the bases.
+    ``_parameter_constraints``; its solver makes the kernel's state over
+    the accumulators (``_solver.SGDSolver._adagrad``). The mixin sits
+    before ``AveragingMixin`` in the bases.
     """
 
     def _schedule(self):
         return PER_FEATURE_SCHEDULES[self.learning_rate]
+
+    def _model_attributes(self):
+        return (*super()._model_attributes(), *_ADAGRAD_ARRAYS)
 
     def _uses_adagrad(self):
         return self.learning_rate == ADAGRAD
@@ -81,16 +84,3 @@ class AdaGradMixin:
                 self._adagrad_sq_grad = np.zeros(n_features)
                 self._adagrad_sq_grad_intercept = np.zeros(1)
         return super()._weight_matrix(fresh, **average)
-
-    def _adagrad_state(self):
-        """The kernel's AdaGrad state over the accumulators, or None."""
-        if not self._uses_adagrad():
-            return None
-        return make_adagrad(
-            self._raw_weights()[0],
-            self._adagrad_sq_grad,
-            self._adagrad_sq_grad_intercept,
-            self.eta0_,
-            self.alpha,
-            self.fit_intercept,
-        )

@@ -15,9 +15,10 @@ from ._augment_reduce_fast import ar_epoch32, ar_epoch64
 from ._base import BaseSoftmaxClassifier
 from ._docstrings import fill_doc
 from ._quadrature import noise_log_proba
-from ._sgd_schedule import SCHEDULES, Schedule, schedule_options
+from ._sgd_schedule import SCHEDULES, Schedule
 from ._shared._codes import Schedule as Code
 from ._shared._codes import Status
+from ._solver import EpochDiverged, SGDSolver, SolverEstimatorMixin
 
 # The per-coordinate schedules are resolved inside the kernel; the
 # per-epoch value handed over is rho_0 itself. 'kucukelbir' is the paper's
@@ -167,7 +168,153 @@ def _fill_doc(cls):
     return fill_doc(cls)
 
 
-class _BaseAugmentReduce(BaseSoftmaxClassifier):
+def ar_sizes(n_sampled_classes, batch_size, n_classes, n_samples):
+    """|S| and |B| of a problem: the sampled classes and the minibatch
+    rows ('auto' or clipped ints)."""
+    m = _AUTO_SAMPLED if n_sampled_classes == "auto" else n_sampled_classes
+    if batch_size == "auto":
+        batch = min(
+            _AUTO_BATCH, int(np.ceil(_AUTO_BATCH_FRACTION * n_samples))
+        )
+    else:
+        batch = batch_size
+    return min(m, n_classes - 1), max(1, min(batch, n_samples))
+
+
+def ar_local_start(model, n_rows):
+    """The rows' local variational parameters at their start."""
+    state = np.zeros((n_rows, 3), dtype=np.float64)
+    if model != "softmax":
+        state[:, 1] = _GAMMA0
+    return state
+
+
+class ARSolver(SGDSolver):
+    """Augment-and-reduce epochs (kernel ``_augment_reduce_fast``), the
+    solver of :class:`ARSoftmaxClassifier`, :class:`ARProbitClassifier`
+    and :class:`ARLogisticClassifier`.
+
+    Parameters
+    ----------
+    model : {'softmax', 'probit', 'logistic'}
+        The model's link.
+    n_sampled_classes, batch_size, decay
+        The estimator's parameters of those names.
+    local_rate : float
+        a_0 of the local step sizes.
+    per_row, natural_local : bool
+        The local schedule counts steps per row; natural-gradient local
+        steps.
+    adaptive : bool
+        Per-coordinate steps ('kucukelbir' or 'adagrad').
+    **common
+        The parameters of :class:`~sksoftmax._solver.SGDSolver`.
+
+    The state carries ``n_steps`` (global steps taken) and ``adapt`` (the
+    per-coordinate step state of 'kucukelbir' and 'adagrad', else a
+    placeholder).
+    """
+
+    kernels = (ar_epoch64, ar_epoch32)
+
+    def __init__(
+        self,
+        *,
+        model,
+        n_sampled_classes,
+        batch_size,
+        decay,
+        local_rate,
+        per_row,
+        natural_local,
+        adaptive,
+        **common,
+    ):
+        super().__init__(**common)
+        self.adaptive = adaptive
+        self.model = model
+        self.n_sampled_classes = n_sampled_classes
+        self.batch_size = batch_size
+        self.decay = decay
+        self.local_rate = local_rate
+        self.per_row = per_row
+        self.natural_local = natural_local
+
+    def setup(self, n_features, dtype, random_state, class_count,
+              max_row_weight):
+        """The common state (``SGDSolver.setup``), no step taken and the
+        per-coordinate step state at 'no gradient seen' (-1)."""
+        state = super().setup(
+            n_features, dtype, random_state, class_count, max_row_weight
+        )
+        state.n_steps = 0
+        state.adapt = (
+            np.full(state.coef.shape[0] * (n_features + 1), -1.0)
+            if self.adaptive
+            else np.zeros(1)
+        )
+        return state
+
+    def new_row_state(self, n_rows):
+        return ar_local_start(self.model, n_rows)
+
+    def _options(self, n_samples, eta_epoch, first_visit):
+        """The kernel's AROptions (``_augment_reduce_fast.pyx.tp``) for an
+        epoch."""
+        m, batch = ar_sizes(
+            self.n_sampled_classes, self.batch_size, self.n_classes, n_samples
+        )
+        return {
+            "model": _MODELS[self.model],
+            "batch_size": batch,
+            "n_sampled": m,
+            "init_local": first_visit,
+            "schedule": self._schedule(eta_epoch),
+            "decay": self.decay,
+            "local_rate": self.local_rate,
+            "per_row": self.per_row,
+            "alpha": self.alpha,
+            "fit_intercept": self.fit_intercept,
+            "shuffle": self.shuffle,
+            "n_threads": self.n_threads,
+            "natural_local": self.natural_local,
+        }
+
+    def epoch(
+        self, state, dataset, weights, y, local, order, eta_epoch,
+        first_visit,
+    ):
+        kernel = self._kernel(state)
+        status, obj_sum, weight_sum, t, n_steps, row, value = kernel(
+            dataset,
+            weights,
+            y,
+            local,
+            state.rng,
+            order,
+            state.t,
+            state.n_steps,
+            state.adapt,
+            self._options(dataset.n_samples, eta_epoch, first_visit),
+        )
+        state.n_steps = n_steps
+        if status == Status.STATUS_OVERFLOW:
+            raise EpochDiverged(
+                "the exponent psi_k - psi_y - log eta would overflow",
+                row,
+                value,
+            )
+        if status == Status.STATUS_NONFINITE:
+            raise EpochDiverged(
+                "a score, a variational parameter or ||W|| is not finite",
+                row,
+                value,
+            )
+        state.t = t
+        return obj_sum, weight_sum
+
+
+class _BaseAugmentReduce(SolverEstimatorMixin, BaseSoftmaxClassifier):
     """Shared bookkeeping of the three augment-and-reduce estimators."""
 
     _model = "softmax"
@@ -296,26 +443,16 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
         return arrays
 
     def _new_row_state(self, n_rows):
-        state = np.zeros((n_rows, 3), dtype=np.float64)
-        if self._model != "softmax":
-            state[:, 1] = _GAMMA0
-        return state
+        return ar_local_start(self._model, n_rows)
 
     def _sizes(self, n_samples):
         """|S| and |B| for this problem ('auto' or clipped ints)."""
-        n_classes = self.classes_.shape[0]
-        m = (
-            _AUTO_SAMPLED
-            if self.n_sampled_classes == "auto"
-            else self.n_sampled_classes
+        return ar_sizes(
+            self.n_sampled_classes,
+            self.batch_size,
+            self.classes_.shape[0],
+            n_samples,
         )
-        if self.batch_size == "auto":
-            batch = min(
-                _AUTO_BATCH, int(np.ceil(_AUTO_BATCH_FRACTION * n_samples))
-            )
-        else:
-            batch = self.batch_size
-        return min(m, n_classes - 1), max(1, min(batch, n_samples))
 
     def _distinct_draw_limit(self):
         # distinct classes other than the row's label
@@ -339,65 +476,34 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
             self._adapt_schedule = schedule
         return self._adapt
 
-    def _kernel_options(self, n_samples, eta_epoch, first_visit):
-        """The kernel's AROptions (``_augment_reduce_fast.pyx.tp``) for an
-        epoch."""
-        m, batch = self._sizes(n_samples)
-        return {
-            "model": _MODELS[self._model],
-            "batch_size": batch,
-            "n_sampled": m,
-            "init_local": first_visit,
-            "schedule": schedule_options(
-                self._schedule().code, eta_epoch, self.eta0_, self.power_t
-            ),
-            "decay": self.decay,
-            "local_rate": self._local_step_rate(),
-            "per_row": self.local_schedule == "row",
-            "alpha": self.alpha,
-            "fit_intercept": self.fit_intercept,
-            "shuffle": self.shuffle,
-            "n_threads": self._training_threads(),
-            "natural_local": (
+    def _make_solver(self, eta0=None, n_threads=None):
+        """The augment-and-reduce solver of the current parameters."""
+        return ARSolver(
+            model=self._model,
+            n_sampled_classes=self.n_sampled_classes,
+            batch_size=self.batch_size,
+            decay=self.decay,
+            local_rate=self._local_step_rate(),
+            per_row=self.local_schedule == "row",
+            natural_local=(
                 self._model != "softmax" and self.variant == "natural"
             ),
-        }
+            adaptive=self._learning_rate() in ("kucukelbir", "adagrad"),
+            **self._solver_options(eta0, n_threads),
+        )
 
-    def _run_epoch(
-        self, dataset, weights, y_enc, local, order, eta_epoch, t, first_visit
-    ):
-        kernel = ar_epoch64 if self.coef_.dtype == np.float64 else ar_epoch32
-        adapt = (
+    def _training_state(self, t):
+        state = super()._training_state(t)
+        state.n_steps = self._n_steps
+        state.adapt = (
             self._adaptive_state()
             if self._learning_rate() in ("kucukelbir", "adagrad")
             else np.zeros(1)
         )
-        status, obj_sum, weight_sum, t, n_steps, row, value = kernel(
-            dataset,
-            weights,
-            y_enc,
-            local,
-            self._rng,
-            order,
-            t,
-            self._n_steps,
-            adapt,
-            self._kernel_options(dataset.n_samples, eta_epoch, first_visit),
-        )
-        self._n_steps = n_steps
-        if status == Status.STATUS_OVERFLOW:
-            self._raise_divergence(
-                "the exponent psi_k - psi_y - log eta would overflow",
-                row,
-                value,
-            )
-        if status == Status.STATUS_NONFINITE:
-            self._raise_divergence(
-                "a score, a variational parameter or ||W|| is not finite",
-                row,
-                value,
-            )
-        return obj_sum, weight_sum, t
+        return state
+
+    def _keep_state(self, state):
+        self._n_steps = state.n_steps
 
     def _epoch(self, dataset, weights, y_enc, row_state, order, first_visit):
         try:

@@ -45,6 +45,9 @@ class AveragingMixin:
     (or per minibatch) after the row's step.
     """
 
+    def _model_attributes(self):
+        return (*super()._model_attributes(), *_AVERAGE_ARRAYS, "_average_count")
+
     def _average_start(self):
         """The first row (from 1) whose iterate is averaged; 0 for none."""
         return int(self.average)

@@ -16,8 +16,8 @@ from ._bound_fast import (
     sbm_lowrank_epoch64,
 )
 from ._docstrings import fill_doc
-from ._sgd_schedule import SCHEDULES, schedule_options
 from ._shared._codes import Status
+from ._solver import EpochDiverged, SGDSolver, SolverEstimatorMixin
 
 
 def _available_memory():
@@ -68,8 +68,134 @@ def low_rank_seconds(n_samples, rank, n_directions, d):
     return units * SECONDS_PER_LOW_RANK_UNIT
 
 
+class BoundSolver(SGDSolver):
+    """Stochastic-bound epochs (kernels ``_bound_fast``), the solver of
+    :class:`StochasticBoundClassifier`.
+
+    Parameters
+    ----------
+    surrogate : bool
+        The surrogate step (else the paper's printed update).
+    batch_size, n_directions
+        The estimator's parameters of those names.
+    rank : int or None
+        The rank of the low-rank form (V, sig, Dg) of the bounds'
+        curvature; None: the dense M.
+    **common
+        The parameters of :class:`~sksoftmax._solver.SGDSolver`.
+
+    The state carries ``mu``, ``M`` (full rank) or ``V``, ``sig``, ``Dg``
+    and ``n_used`` (low rank), and ``epoch_number`` (from 1: the rows'
+    scale 1 / (epoch total weight)).
+    """
+
+    kernels = (
+        (sbm_full_epoch64, sbm_full_epoch32),
+        (sbm_lowrank_epoch64, sbm_lowrank_epoch32),
+    )
+
+    def __init__(self, *, surrogate, batch_size, n_directions, rank,
+                 **common):
+        super().__init__(**common)
+        self.surrogate = surrogate
+        self.batch_size = batch_size
+        self.n_directions = n_directions
+        self.rank = rank
+        self.low_rank = rank is not None
+
+    def setup(self, n_features, dtype, random_state, class_count,
+              max_row_weight):
+        """The common state (``SGDSolver.setup``) and the bounds'
+        curvature at the prior alpha I: M = I / alpha, or no direction of
+        V used yet; mu zero; the first epoch."""
+        state = super().setup(
+            n_features, dtype, random_state, class_count, max_row_weight
+        )
+        d = self.n_classes * (n_features + int(self.fit_intercept))
+        prior = np.full(d, float(self.alpha))
+        if self.low_rank:
+            state.V = np.zeros((self.rank, d))
+            state.sig = np.zeros(self.rank)
+            state.Dg = prior
+            state.n_used = 0
+        else:
+            state.M = np.diag(1.0 / prior)
+        state.mu = np.zeros(d)
+        state.epoch_number = 1
+        return state
+
+    def new_row_state(self, n_rows):
+        """None: the bound keeps no per-row variable."""
+        return None
+
+    def _kernel(self, state):
+        return self.kernels[self.low_rank][
+            0 if state.coef.dtype == np.float64 else 1
+        ]
+
+    def _options(self, dataset, eta_epoch, epoch):
+        """The kernels' BoundOptions (``_bound_fast.pyx.tp``) for an
+        epoch."""
+        total = float(dataset.weights.sum())
+        return {
+            "surrogate": self.surrogate,
+            "row_scale": 1.0 / (epoch * total),
+            "alpha": float(self.alpha),
+            "alpha_b": float(self.alpha),
+            "schedule": self._schedule(eta_epoch),
+            "batch_size": self.batch_size,
+            "fit_intercept": self.fit_intercept,
+            "shuffle": self.shuffle,
+            "n_directions": self.n_directions,
+        }
+
+    def epoch(
+        self, state, dataset, weights, y, row_state, order, eta_epoch,
+        first_visit,
+    ):
+        opts = self._options(dataset, eta_epoch, state.epoch_number)
+        kernel = self._kernel(state)
+        # one BLAS thread: a rank-K update per row is too small to share,
+        # and threads waiting on a busy machine cost 10x (measured)
+        with threadpool_limits(limits=1, user_api="blas"):
+            if not self.low_rank:
+                status, obj_sum, weight_sum, t, row, value = kernel(
+                    dataset,
+                    weights,
+                    y,
+                    state.rng,
+                    order,
+                    state.M,
+                    state.mu,
+                    state.t,
+                    opts,
+                )
+            else:
+                result = kernel(
+                    dataset,
+                    weights,
+                    y,
+                    state.rng,
+                    order,
+                    state.V,
+                    state.sig,
+                    state.Dg,
+                    state.mu,
+                    state.n_used,
+                    state.t,
+                    opts,
+                )
+                status, obj_sum, weight_sum, t, state.n_used, row, value = (
+                    result
+                )
+        if status != Status.STATUS_OK:
+            raise EpochDiverged("theta is not finite", row, value)
+        state.t = t
+        return obj_sum, weight_sum
+
+
 @fill_doc
-class StochasticBoundClassifier(BaseSoftmaxClassifier):
+class StochasticBoundClassifier(SolverEstimatorMixin, BaseSoftmaxClassifier):
     """Softmax regression by stochastic bound majorization.
 
     Minimises the mean log-loss of a linear softmax model plus
@@ -493,26 +619,30 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         else:
             self._mu = keep * self._mu
 
-    def _kernel_options(self, dataset, eta_epoch, epoch):
-        """The kernels' BoundOptions (``_bound_fast.pyx.tp``) for an
-        epoch."""
-        total = float(dataset.weights.sum())
-        return {
-            "surrogate": self._update() == "surrogate",
-            "row_scale": 1.0 / (epoch * total),
-            "alpha": float(self.alpha),
-            "alpha_b": float(self.alpha),
-            "schedule": schedule_options(
-                SCHEDULES[self.learning_rate].code,
-                eta_epoch,
-                self.eta0_,
-                self.power_t,
-            ),
-            "batch_size": self.batch_size,
-            "fit_intercept": self.fit_intercept,
-            "shuffle": self.shuffle,
-            "n_directions": self.n_directions,
-        }
+    def _make_solver(self, eta0=None, n_threads=None):
+        """The stochastic-bound solver of the current parameters."""
+        return BoundSolver(
+            surrogate=self._update() == "surrogate",
+            batch_size=self.batch_size,
+            n_directions=self.n_directions,
+            rank=self.rank_,
+            **self._solver_options(eta0, n_threads),
+        )
+
+    def _training_state(self, t):
+        state = super()._training_state(t)
+        state.epoch_number = self._n_epochs + 1
+        state.mu = self._mu
+        if self.rank_ is None:
+            state.M = self._M
+        else:
+            state.V, state.sig, state.Dg = self._V, self._sig, self._Dg
+            state.n_used = self._n_used
+        return state
+
+    def _keep_state(self, state):
+        if self.rank_ is not None:
+            self._n_used = state.n_used
 
     def _run_epoch(
         self, dataset, weights, y_enc, row_state, order, eta_epoch, t, first
@@ -520,46 +650,9 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         epoch = self._n_epochs + 1
         if epoch > 1:
             self._reweight((epoch - 1) / epoch)
-        opts = self._kernel_options(dataset, eta_epoch, epoch)
-        f64 = self.coef_.dtype == np.float64
-        # one BLAS thread: a rank-K update per row is too small to share,
-        # and threads waiting on a busy machine cost 10x (measured)
-        with threadpool_limits(limits=1, user_api="blas"):
-            if self.rank_ is None:
-                kernel = sbm_full_epoch64 if f64 else sbm_full_epoch32
-                status, obj_sum, weight_sum, t, row, value = kernel(
-                    dataset,
-                    weights,
-                    y_enc,
-                    self._rng,
-                    order,
-                    self._M,
-                    self._mu,
-                    t,
-                    opts,
-                )
-            else:
-                kernel = sbm_lowrank_epoch64 if f64 else sbm_lowrank_epoch32
-                result = kernel(
-                    dataset,
-                    weights,
-                    y_enc,
-                    self._rng,
-                    order,
-                    self._V,
-                    self._sig,
-                    self._Dg,
-                    self._mu,
-                    self._n_used,
-                    t,
-                    opts,
-                )
-                status, obj_sum, weight_sum, t, self._n_used, row, value = (
-                    result
-                )
-        if status != Status.STATUS_OK:
-            self._raise_divergence("theta is not finite", row, value)
-        return obj_sum, weight_sum, t
+        return super()._run_epoch(
+            dataset, weights, y_enc, row_state, order, eta_epoch, t, first
+        )
 
     def _divergence_hint(self):
         if self._update() == "paper":

@@ -11,6 +11,7 @@ in O(K)) and weight each draw by 1 / (m q_k), which keeps the double-sum
 gradients unbiased (see each kernel's module docstring).
 """
 
+import warnings
 from numbers import Real
 
 import numpy as np
@@ -43,6 +44,10 @@ class ClassSamplerMixin:
     ``_parameter_constraints`` and passes ``self._class_sampler()`` to its
     kernel.
     """
+
+    def _sampler_options(self):
+        """The solver's sampler parameters (``_solver.SGDSolver``)."""
+        return {"sampler": self.sampler, "sampler_power": self.sampler_power}
 
     def _class_sampler(self):
         """The alias table of q, or None for the uniform sampler.
@@ -77,3 +82,47 @@ class ClassSamplerMixin:
             table = AliasTable(frequency_weights(self.class_count_, power))
             cache = self._sampler_cache = (version, power, table, total)
         return cache[2]
+
+
+class SampledClassesRuleMixin:
+    """The package's one rule for ``n_sampled_classes`` (mixed into
+    ``BaseSoftmaxClassifier``; a no-op for methods without it)."""
+
+    def _distinct_draw_limit(self):
+        """The most classes one step can draw when ``n_sampled_classes``
+        counts distinct classes (drawn without replacement); None when it
+        counts draws with replacement, which any number can be."""
+        return None
+
+    def _n_sampled_used(self):
+        """``n_sampled_classes`` as the kernel uses it: at most the
+        distinct-draw limit."""
+        limit = self._distinct_draw_limit()
+        m = self.n_sampled_classes
+        return m if limit is None else min(m, limit)
+
+    def _check_n_sampled_classes(self):
+        """The package's one rule for ``n_sampled_classes``.
+
+        A sampler that draws with replacement takes any number. One that
+        draws distinct classes can draw at most the classes available (the
+        K - 1 other than a row's own, or all K for draws shared by a
+        minibatch): a larger int is lowered to that number, which uses
+        every class (the sampled sum becomes the exact one), with a
+        UserWarning, rather than a ValueError, so that a grid over
+        n_sampled_classes or a default of 5 on a three-class problem still
+        fits. The value used is ``n_sampled_classes_``.
+        """
+        if "n_sampled_classes" not in self.get_params(deep=False):
+            return
+        limit = self._distinct_draw_limit()
+        m = self.n_sampled_classes
+        if limit is not None and not isinstance(m, str) and m > limit:
+            warnings.warn(
+                f"{type(self).__name__}: n_sampled_classes={m} is more than "
+                f"the {limit} classes a step can draw without replacement "
+                f"here; using {limit} (every class: the sampled sum is "
+                "then exact).",
+                UserWarning,
+            )
+        self.n_sampled_classes_ = int(self._n_sampled_used())

@@ -19,8 +19,10 @@ The pilot
   are taken from (nested: each stage's rows contain the last stage's).
   With fewer than ``PILOT_MIN_ROWS`` training rows the closed-form rule is
   kept (the held-out loss of so few rows is too noisy to rank steps).
-* Trials: each is the estimator's own method with the same parameters,
-  classes and class-prior start as the real fit, ``PILOT_EPOCHS`` passes
+* Trials: each runs the estimator's solver (``_solver.PilotSetup``: the
+  method with the same parameters on one thread, without averaging) from
+  a fresh state of its ``setup``, with the classes and class-prior start
+  of the real fit (a copy of its class counts), ``PILOT_EPOCHS`` passes
   over the stage's rows, eta0 fixed at the trial value. Only the columns
   that the trial rows use are kept: the other columns of W get no
   gradient in the trial, so the trial is the same as on all columns at a
@@ -71,11 +73,11 @@ recorded in ``eta0_trials_`` (step, held-out loss, rows of the stage).
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import clone
 from sklearn.utils import check_random_state
 
 from ._shared._dataset import make_dataset
-from ._shared._random import RandomState
+from ._shared._weight_matrix import make_weight_matrix
+from ._solver import PilotSetup, exact_log_loss
 from .exceptions import DivergenceError
 
 PILOT_MIN_ROWS = 500
@@ -129,18 +131,19 @@ def _used_columns(X_train, X_val):
     return X_train[:, cols], X_val[:, cols]
 
 
-def pilot_eta0(estimator, X, y_enc, sample_weight, start):
+def pilot_eta0(setup, X, y_enc, sample_weight, start):
     """Run the pilot; return (eta0, trials) or (start, None) if too few rows.
 
-    ``estimator`` has classes_, class_count_, _max_row_weight and
-    _row_norm_stats set for the fit; it is not modified. trials is an
-    array of rows (eta0, held-out log-loss, stage rows) in the order run.
+    ``setup``: the estimator's ``PilotSetup`` (its solver on one thread,
+    schedule, random_state and a copy of the class counts of the fit).
+    trials is an array of rows (eta0, held-out log-loss, stage rows) in
+    the order run.
     """
-    split = pilot_rows(X.shape[0], sample_weight, estimator.random_state)
+    split = pilot_rows(X.shape[0], sample_weight, setup.random_state)
     if split is None:
         return start, None
     pool, val = split
-    n_classes = estimator.classes_.shape[0]
+    n_classes = setup.n_classes
     itemsize = np.dtype(X.dtype).itemsize
     trials = []
     best = start
@@ -166,7 +169,7 @@ def pilot_eta0(estimator, X, y_enc, sample_weight, start):
 
         def loss(eta):
             if eta not in losses:
-                losses[eta] = _trial(estimator, eta, *args)
+                losses[eta] = _trial(setup, eta, *args)
                 trials.append((eta, losses[eta], n_stage))
             return losses[eta]
 
@@ -185,52 +188,52 @@ def pilot_eta0(estimator, X, y_enc, sample_weight, start):
         if stage == 0 and not np.isfinite(losses[best]):
             tried = np.array([t[0] for t in trials])
             raise DivergenceError(
-                f"{type(estimator).__name__}: eta0='auto' found no step "
+                f"{setup.name}: eta0='auto' found no step "
                 f"size that trains without diverging (tried {tried}); set "
                 "eta0 by hand or rescale the features."
             )
     return best, np.array(trials, dtype=np.float64)
 
 
-def _trial(estimator, eta, X_train, y_train, w_train, X_val, y_val, w_val):
-    """Held-out log-loss after one epoch of the method at step ``eta``."""
-    trial = clone(estimator).set_params(
-        eta0=eta,
-        max_iter=1,
-        tol=None,
-        early_stopping=False,
-        verbose=0,
-        warm_start=False,
-        # one thread: the trials' losses, hence eta0_, stay reproducible
-        # under random_state whatever n_jobs is
-        n_jobs=None,
+def _trial(setup, eta, X_train, y_train, w_train, X_val, y_val, w_val):
+    """Held-out log-loss after ``PILOT_EPOCHS`` passes of the method at
+    step ``eta``, from a fresh state (the solver's ``setup``: zero weights,
+    the class-prior intercepts, a new generator), one thread, no averaging.
+
+    ``setup`` is a ``PilotSetup`` (an estimator is asked for its own).
+    """
+    if not isinstance(setup, PilotSetup):
+        setup = setup._pilot_setup()
+    solver = setup.solver_at(eta)
+    state = solver.setup(
+        X_train.shape[1],
+        X_train.dtype,
+        setup.random_state,
+        setup.class_count,
+        setup.max_row_weight,
     )
-    if "average" in trial.get_params():
-        trial.set_params(average=False)
-    trial.classes_ = estimator.classes_
-    trial._init_state(X_train.shape[1], X_train.dtype)
-    trial._rng = RandomState.from_random_state(estimator.random_state)
-    trial.class_count_ = estimator.class_count_
-    trial._class_count_version = estimator._class_count_version
-    trial._max_row_weight = estimator._max_row_weight
-    if trial.fit_intercept:
-        trial._start_at_prior(np.arange(trial.classes_.shape[0]))
-    trial.t_, trial._n_epochs, trial.loss_curve_ = 0, 0, []
-    trial._row_norm_stats = estimator._row_norm_stats
-    trial.eta0_ = eta
     dataset = make_dataset(X_train, w_train)
-    weights = trial._weight_matrix(fresh=True)
-    row_state = trial._new_row_state(X_train.shape[0])
+    weights = make_weight_matrix(state.coef, state.intercept, 0.0)
+    row_state = solver.new_row_state(X_train.shape[0])
     order = np.arange(X_train.shape[0], dtype=np.intp)
     try:
         for epoch in range(PILOT_EPOCHS):
-            trial._epoch(
-                dataset, weights, y_train, row_state, order, epoch == 0
+            solver.epoch(
+                state,
+                dataset,
+                weights,
+                y_train,
+                row_state,
+                order,
+                setup.schedule.eta_for_epoch(eta, setup.decay, epoch),
+                epoch == 0,
             )
     except DivergenceError:
         return np.inf
     finally:
-        trial._fold_weights(weights)
+        weights.fold_scale()
     with np.errstate(all="ignore"):
-        value = trial._log_loss(X_val, y_val, w_val)
+        value = exact_log_loss(
+            state.coef, state.intercept, X_val, y_val, w_val
+        )
     return value if np.isfinite(value) else np.inf

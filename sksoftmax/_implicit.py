@@ -11,8 +11,73 @@ from ._base import BaseSoftmaxClassifier, DoubleSumSoftmaxClassifier
 from ._class_sampler import SAMPLER_CONSTRAINTS, ClassSamplerMixin
 from ._docstrings import fill_doc
 from ._implicit_fast import implicit_epoch32, implicit_epoch64
-from ._sgd_schedule import schedule_options
 from ._shared._codes import Status
+from ._solver import EpochDiverged, SGDSolver
+
+
+class ImplicitSolver(SGDSolver):
+    """Implicit SGD epochs (kernel ``_implicit_fast``), the solver of
+    :class:`ImplicitSGDClassifier`.
+
+    Parameters
+    ----------
+    n_sampled : int
+        Classes per step (already lowered to the distinct-draw limit).
+    raise_u : bool
+        Raise a revisited row's u_i to the first-visit rule.
+    **common
+        The parameters of :class:`~sksoftmax._solver.SGDSolver`.
+
+    Attributes
+    ----------
+    n_evals_per_step : float
+        Root-finder evaluations per step in the last epoch.
+    """
+
+    kernels = (implicit_epoch64, implicit_epoch32)
+
+    def __init__(self, *, n_sampled, raise_u, **common):
+        super().__init__(**common)
+        self.n_sampled = n_sampled
+        self.raise_u = raise_u
+
+    def _options(self, eta_epoch, first_visit):
+        """The kernel's ImplicitOptions (``_implicit_fast.pyx.tp``) for an
+        epoch."""
+        return {
+            "n_sampled": self.n_sampled,
+            "init_u": first_visit,
+            "schedule": self._schedule(eta_epoch),
+            "alpha": self.alpha,
+            "fit_intercept": self.fit_intercept,
+            "shuffle": self.shuffle,
+            "raise_u": self.raise_u,
+            "n_threads": self.n_threads,
+        }
+
+    def epoch(
+        self, state, dataset, weights, y, u, order, eta_epoch, first_visit
+    ):
+        t = state.t
+        status, obj_sum, weight_sum, t_new, n_evals, row, value = (
+            self._kernel(state)(
+                dataset,
+                weights,
+                y,
+                u,
+                state.rng,
+                order,
+                t,
+                self._options(eta_epoch, first_visit),
+                state.sampler,
+                self._adagrad(state),
+            )
+        )
+        if status != Status.STATUS_OK:
+            raise EpochDiverged("u or ||W|| is not finite", row, value)
+        self.n_evals_per_step = n_evals / max(t_new - t, 1)
+        state.t = t_new
+        return obj_sum, weight_sum
 
 
 @fill_doc
@@ -246,47 +311,17 @@ feature_names_in_
                 )
         super()._check_dataset(dataset)
 
-    def _kernel_options(self, eta_epoch, first_visit):
-        """The kernel's ImplicitOptions (``_implicit_fast.pyx.tp``) for an
-        epoch."""
-        return {
-            "n_sampled": self._n_sampled_used(),
-            "init_u": first_visit,
-            "schedule": schedule_options(
-                self._schedule().code, eta_epoch, self.eta0_, self.power_t
-            ),
-            "alpha": self.alpha,
-            "fit_intercept": self.fit_intercept,
-            "shuffle": self.shuffle,
+    def _make_solver(self, eta0=None, n_threads=None):
+        """The Implicit SGD solver of the current parameters."""
+        return ImplicitSolver(
+            n_sampled=self._n_sampled_used(),
             # not under adagrad (see the raise_u entry of the docstring)
-            "raise_u": self.raise_u and not self._uses_adagrad(),
-            "n_threads": self._training_threads(),
-        }
+            raise_u=self.raise_u and not self._uses_adagrad(),
+            **self._solver_options(eta0, n_threads),
+        )
 
-    def _run_epoch(
-        self, dataset, weights, y_enc, u, order, eta_epoch, t, first_visit
-    ):
-        kernel = (
-            implicit_epoch64
-            if self.coef_.dtype == np.float64
-            else implicit_epoch32
-        )
-        status, obj_sum, weight_sum, t_new, n_evals, row, value = kernel(
-            dataset,
-            weights,
-            y_enc,
-            u,
-            self._rng,
-            order,
-            t,
-            self._kernel_options(eta_epoch, first_visit),
-            self._class_sampler(),
-            self._adagrad_state(),
-        )
-        if status != Status.STATUS_OK:
-            self._raise_divergence("u or ||W|| is not finite", row, value)
-        self.n_evals_per_step_ = n_evals / max(t_new - t, 1)
-        return obj_sum, weight_sum, t_new
+    def _after_epoch(self, solver):
+        self.n_evals_per_step_ = solver.n_evals_per_step
 
     def _verbose_extra(self):
         return f", {self.n_evals_per_step_:.1f} root-finder evaluations/step"

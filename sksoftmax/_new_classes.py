@@ -221,3 +221,46 @@ def per_class_grow(est, n_old, n_new):
             old, new = replaced[id(value)]
             if value is old:
                 setattr(est, name, new)
+
+
+class ClassGrowthMixin:
+    """The hooks of ``allow_new_classes`` (mixed into
+    ``BaseSoftmaxClassifier``)."""
+
+    # ---------------------------------------------------- new classes
+    def _allow_new_classes(self):
+        """``allow_new_classes``, refused by methods whose state cannot
+        grow (``_new_classes_refusal``)."""
+        allow = bool(getattr(self, "allow_new_classes", False))
+        reason = self._new_classes_refusal() if allow else None
+        if reason:
+            raise ValueError(
+                f"{type(self).__name__} does not support "
+                f"allow_new_classes=True: {reason}"
+            )
+        return allow
+
+    def _new_classes_refusal(self):
+        """Why this method's state cannot grow by classes (None: it can)."""
+        return None
+
+    def _per_class_arrays(self):
+        """(attribute, fill, entries per class) of every array whose
+        leading axis runs over the classes (see ``_new_classes``)."""
+        return [
+            ("coef_", 0, 1),
+            ("intercept_", 0, 1),
+            ("class_count_", 0.0, 1),
+        ]
+
+    def _grow_classes(self, n_old, n_new):
+        """Grow the state from ``n_old`` to ``n_new`` classes (new rows of
+        W zero); the sampler's table is rebuilt from the new counts."""
+        per_class_grow(self, n_old, n_new)
+        self._class_count_version = self._next_count_version()
+
+    def _start_new_classes(self, classes):
+        """Intercepts of the classes just added: the class-prior start's
+        (``_start_at_prior``), from the counts so far."""
+        if self.fit_intercept:
+            self._start_at_prior(classes)

@@ -10,13 +10,81 @@ from ._base import BaseSoftmaxClassifier
 from ._class_sampler import SAMPLER_CONSTRAINTS, ClassSamplerMixin
 from ._docstrings import fill_doc
 from ._sampled_fast import LOSSES, sampled_epoch32, sampled_epoch64
-from ._sgd_schedule import SCHEDULES, schedule_options
 from ._shared._codes import Status
+from ._solver import EpochDiverged, SGDSolver, SolverEstimatorMixin
+
+
+class SampledSolver(SGDSolver):
+    """Sampled-softmax epochs (kernel ``_sampled_fast``), the solver of
+    :class:`SampledSoftmaxClassifier`.
+
+    Parameters
+    ----------
+    loss : str
+        A key of ``LOSSES``.
+    batch_size : int
+        Rows per minibatch.
+    n_sampled : int
+        Classes drawn per minibatch (already lowered to the distinct-draw
+        limit).
+    **common
+        The parameters of :class:`~sksoftmax._solver.SGDSolver`.
+    """
+
+    kernels = (sampled_epoch64, sampled_epoch32)
+
+    def __init__(self, *, loss, batch_size, n_sampled, **common):
+        super().__init__(**common)
+        self.loss = loss
+        self.batch_size = batch_size
+        self.n_sampled = n_sampled
+
+    def new_row_state(self, n_rows):
+        """None: the sampled losses keep no per-row variable."""
+        return None
+
+    def _options(self, eta_epoch):
+        """The kernel's SampledOptions (``_sampled_fast.pyx.tp``) for an
+        epoch."""
+        return {
+            "loss": LOSSES[self.loss],
+            "batch_size": self.batch_size,
+            "n_sampled": self.n_sampled,
+            "schedule": self._schedule(eta_epoch),
+            "alpha": self.alpha,
+            "fit_intercept": self.fit_intercept,
+            "shuffle": self.shuffle,
+            "n_threads": self.n_threads,
+        }
+
+    def epoch(
+        self, state, dataset, weights, y, row_state, order, eta_epoch,
+        first_visit,
+    ):
+        status, obj_sum, weight_sum, t, row, value = self._kernel(state)(
+            dataset,
+            weights,
+            y,
+            state.rng,
+            order,
+            state.t,
+            self._options(eta_epoch),
+            state.sampler,
+        )
+        if status != Status.STATUS_OK:
+            raise EpochDiverged(
+                "a class score or ||W|| is not finite", row, value
+            )
+        state.t = t
+        return obj_sum, weight_sum
 
 
 @fill_doc
 class SampledSoftmaxClassifier(
-    ClassSamplerMixin, AveragingMixin, BaseSoftmaxClassifier
+    ClassSamplerMixin,
+    AveragingMixin,
+    SolverEstimatorMixin,
+    BaseSoftmaxClassifier,
 ):
     """Softmax regression fitted by a biased sampled-softmax loss.
 
@@ -226,48 +294,14 @@ n_features_in_, feature_names_in_, validation_loss_
             return self.classes_.shape[0]
         return None
 
-    def _kernel_options(self, eta_epoch):
-        """The kernel's SampledOptions (``_sampled_fast.pyx.tp``) for an
-        epoch."""
-        return {
-            "loss": LOSSES[self.loss],
-            "batch_size": self.batch_size,
-            "n_sampled": self._n_sampled_used(),
-            "schedule": schedule_options(
-                SCHEDULES[self.learning_rate].code,
-                eta_epoch,
-                self.eta0_,
-                self.power_t,
-            ),
-            "alpha": self.alpha,
-            "fit_intercept": self.fit_intercept,
-            "shuffle": self.shuffle,
-            "n_threads": self._training_threads(),
-        }
-
-    def _run_epoch(
-        self, dataset, weights, y_enc, row_state, order, eta_epoch, t, first
-    ):
-        kernel = (
-            sampled_epoch64
-            if self.coef_.dtype == np.float64
-            else sampled_epoch32
+    def _make_solver(self, eta0=None, n_threads=None):
+        """The sampled-softmax solver of the current parameters."""
+        return SampledSolver(
+            loss=self.loss,
+            batch_size=self.batch_size,
+            n_sampled=self._n_sampled_used(),
+            **self._solver_options(eta0, n_threads),
         )
-        status, obj_sum, weight_sum, t, row, value = kernel(
-            dataset,
-            weights,
-            y_enc,
-            self._rng,
-            order,
-            t,
-            self._kernel_options(eta_epoch),
-            self._class_sampler(),
-        )
-        if status != Status.STATUS_OK:
-            self._raise_divergence(
-                "a class score or ||W|| is not finite", row, value
-            )
-        return obj_sum, weight_sum, t
 
     def _auto_eta0(self, curvature):
         """eta0='auto': B / (c kappa) (see eta0)."""

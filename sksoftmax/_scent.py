@@ -8,15 +8,131 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ._base import BaseSoftmaxClassifier
 from ._docstrings import fill_doc
 from ._scent_fast import MODES, scent_epoch32, scent_epoch64
-from ._sgd_schedule import SCHEDULES, schedule_options
 from ._shared._codes import Status
+from ._solver import EpochDiverged, SGDSolver, SolverEstimatorMixin
 
 # variant -> the kernel's `mode` (NU_SCENT, NU_SOX, NU_SGD, LOSS_BSGD)
 _MODES = MODES
 
 
+class SCENTSolver(SGDSolver):
+    """SCENT epochs (kernel ``_scent_fast``), the solver of
+    :class:`SCENTClassifier`.
+
+    Parameters
+    ----------
+    batch_size, variant, negatives, alpha_nu, momentum
+        The estimator's parameters of those names.
+    **common
+        The parameters of :class:`~sksoftmax._solver.SGDSolver`.
+
+    Attributes
+    ----------
+    lazy_momentum : bool
+        Whether the kernel applies momentum lazily (the estimator's
+        ``_lazy_momentum`` of the epoch's rows).
+
+    The state carries ``velocity``, ``velocity_b`` (the momentum buffers,
+    empty without momentum) and ``warmup`` (the rows of the step's ramp,
+    recorded when the model starts, at t = 0).
+    """
+
+    kernels = (scent_epoch64, scent_epoch32)
+
+    def __init__(
+        self, *, batch_size, variant, negatives, alpha_nu, momentum, **common
+    ):
+        super().__init__(**common)
+        self.batch_size = batch_size
+        self.variant = variant
+        self.negatives = negatives
+        self.alpha_nu = alpha_nu
+        self.momentum = momentum
+        self.lazy_momentum = False
+
+    def setup(self, n_features, dtype, random_state, class_count,
+              max_row_weight):
+        """The common state (``SGDSolver.setup``), zero momentum buffers
+        (empty without momentum) and no ramp recorded yet."""
+        state = super().setup(
+            n_features, dtype, random_state, class_count, max_row_weight
+        )
+        if self.momentum >= 1.0:
+            state.velocity = np.empty((0, 1), dtype=dtype)
+            state.velocity_b = np.empty(0, dtype=dtype)
+        else:
+            state.velocity = np.zeros_like(state.coef)
+            state.velocity_b = np.zeros_like(state.intercept)
+        state.warmup = 0
+        return state
+
+    def new_row_state(self, n_rows):
+        """nu, NaN for a row not seen yet (it starts from log g_i)."""
+        return np.full(n_rows, np.nan, dtype=np.float64)
+
+    def _log_inv_label_frequency(self, dataset, y):
+        """-log q_k for 'in_batch_weighted' (else empty): q the label
+        frequencies among the rows of positive weight, the distribution
+        the in-batch negatives are drawn from."""
+        if self.negatives != "in_batch_weighted":
+            return np.empty(0, dtype=np.float64)
+        live = dataset.weights > 0
+        counts = np.bincount(y[live], minlength=self.n_classes)
+        with np.errstate(divide="ignore"):
+            return np.log(max(counts.sum(), 1)) - np.log(counts)
+
+    def _options(self, dataset, eta_epoch, warmup):
+        """The kernel's ScentOptions (``_scent_fast.pyx.tp``) for an
+        epoch."""
+        return {
+            "batch_size": self.batch_size,
+            "mode": _MODES[self.variant],
+            "uniform": self.negatives == "uniform",
+            "alpha_nu": float(self.alpha_nu),
+            "beta": float(self.momentum),
+            "schedule": self._schedule(eta_epoch),
+            "warmup": warmup,
+            "alpha": self.alpha,
+            "fit_intercept": self.fit_intercept,
+            "shuffle": self.shuffle,
+            "lazy_momentum": self.lazy_momentum,
+            "n_threads": self.n_threads,
+        }
+
+    def epoch(
+        self, state, dataset, weights, y, nu, order, eta_epoch, first_visit
+    ):
+        if state.t == 0:
+            # the ramp: the model's first epoch (fit's rows, or the first
+            # partial_fit call's); later epochs and calls keep it
+            state.warmup = dataset.n_samples
+        status, obj_sum, weight_sum, t, row, value = self._kernel(state)(
+            dataset,
+            weights,
+            y,
+            nu,
+            state.velocity,
+            state.velocity_b,
+            state.rng,
+            order,
+            state.t,
+            self._log_inv_label_frequency(dataset, y),
+            self._options(dataset, eta_epoch, state.warmup),
+        )
+        if status == Status.STATUS_OVERFLOW:
+            raise EpochDiverged(
+                "an exponent R_ij - nu_i would overflow", row, value
+            )
+        if status == Status.STATUS_NONFINITE:
+            raise EpochDiverged(
+                "nu, a shifted logit or ||W|| is not finite", row, value
+            )
+        state.t = t
+        return obj_sum, weight_sum
+
+
 @fill_doc
-class SCENTClassifier(BaseSoftmaxClassifier):
+class SCENTClassifier(SolverEstimatorMixin, BaseSoftmaxClassifier):
     """Softmax regression fitted by SCENT on minibatches (Algorithm 26).
 
     Minimises the mean log-loss of a linear softmax model (plus
@@ -302,69 +418,30 @@ class SCENTClassifier(BaseSoftmaxClassifier):
             self._velocity_b = np.zeros(self.coef_.shape[0], dtype=dtype)
         return self._velocity, self._velocity_b
 
-    def _kernel_options(self, dataset, eta_epoch, t):
-        """The kernel's ScentOptions (``_scent_fast.pyx.tp``) for an
-        epoch."""
-        return {
-            "batch_size": self.batch_size,
-            "mode": _MODES[self.variant],
-            "uniform": self.negatives == "uniform",
-            "alpha_nu": float(self.alpha_nu),
-            "beta": float(self.momentum),
-            "schedule": schedule_options(
-                SCHEDULES[self.learning_rate].code,
-                eta_epoch,
-                self.eta0_,
-                self.power_t,
-            ),
-            "warmup": self._warmup_rows(dataset, t),
-            "alpha": self.alpha,
-            "fit_intercept": self.fit_intercept,
-            "shuffle": self.shuffle,
-            "lazy_momentum": self._lazy_momentum(dataset),
-            "n_threads": self._training_threads(),
-        }
-
-    def _run_epoch(
-        self, dataset, weights, y_enc, nu, order, eta_epoch, t, first_visit
-    ):
-        kernel = (
-            scent_epoch64 if self.coef_.dtype == np.float64 else scent_epoch32
+    def _make_solver(self, eta0=None, n_threads=None):
+        """The SCENT solver of the current parameters."""
+        return SCENTSolver(
+            batch_size=self.batch_size,
+            variant=self.variant,
+            negatives=self.negatives,
+            alpha_nu=self.alpha_nu,
+            momentum=self.momentum,
+            **self._solver_options(eta0, n_threads),
         )
+
+    def _prepare_solver(self, solver, dataset):
+        solver.lazy_momentum = self._lazy_momentum(dataset)
+
+    def _training_state(self, t):
         V, Vb = self._momentum_buffers()
-        status, obj_sum, weight_sum, t, row, value = kernel(
-            dataset,
-            weights,
-            y_enc,
-            nu,
-            V,
-            Vb,
-            self._rng,
-            order,
-            t,
-            self._log_inv_label_frequency(dataset, y_enc),
-            self._kernel_options(dataset, eta_epoch, t),
-        )
-        if status == Status.STATUS_OVERFLOW:
-            self._raise_divergence(
-                "an exponent R_ij - nu_i would overflow", row, value
-            )
-        if status == Status.STATUS_NONFINITE:
-            self._raise_divergence(
-                "nu, a shifted logit or ||W|| is not finite", row, value
-            )
-        return obj_sum, weight_sum, t
+        state = super()._training_state(t)
+        state.velocity, state.velocity_b = V, Vb
+        state.warmup = getattr(self, "_warmup", 0)
+        return state
 
-    def _log_inv_label_frequency(self, dataset, y_enc):
-        """-log q_k for 'in_batch_weighted' (else empty): q the label
-        frequencies among the rows of positive weight, the distribution
-        the in-batch negatives are drawn from."""
-        if self.negatives != "in_batch_weighted":
-            return np.empty(0, dtype=np.float64)
-        live = dataset.weights > 0
-        counts = np.bincount(y_enc[live], minlength=self.coef_.shape[0])
-        with np.errstate(divide="ignore"):
-            return np.log(max(counts.sum(), 1)) - np.log(counts)
+    def _keep_state(self, state):
+        if state.warmup or hasattr(self, "_warmup"):
+            self._warmup = state.warmup
 
     def _lazy_momentum(self, dataset):
         """Whether the kernel applies momentum lazily (see momentum).
@@ -382,17 +459,6 @@ class SCENTClassifier(BaseSoftmaxClassifier):
             return False
         nnz_per_row = dataset.nnz / dataset.n_samples
         return 32 * self.batch_size * nnz_per_row < dataset.n_features
-
-    def _warmup_rows(self, dataset, t):
-        """Rows over which the step ramps up: the model's first epoch.
-
-        Recorded when the model starts (t = 0): the rows of ``fit``'s data,
-        or of the first ``partial_fit`` call; later epochs and calls keep
-        it (their t is past it).
-        """
-        if t == 0:
-            self._warmup = dataset.n_samples
-        return getattr(self, "_warmup", 0)
 
     def _divergence_hint(self):
         if self.variant == "sgd":

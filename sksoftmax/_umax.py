@@ -10,9 +10,93 @@ from ._averaging import AVERAGE_CONSTRAINTS, AveragingMixin
 from ._base import BaseSoftmaxClassifier, DoubleSumSoftmaxClassifier
 from ._class_sampler import SAMPLER_CONSTRAINTS, ClassSamplerMixin
 from ._docstrings import fill_doc
-from ._sgd_schedule import schedule_options
 from ._shared._codes import Status
+from ._solver import EpochDiverged, SGDSolver
 from ._umax_fast import umax_epoch32, umax_epoch64
+
+
+class UMaxSolver(SGDSolver):
+    """U-max epochs (kernel ``_umax_fast``), the solver of
+    :class:`UMaxSoftmaxClassifier`.
+
+    Parameters
+    ----------
+    n_sampled : int
+        Classes drawn per row and step.
+    delta : float or None
+        The U-max threshold (None: plain SGD on the double sum).
+    variant : {'proposed', 'raman'}
+        The double sum optimised.
+    **common
+        The parameters of :class:`~sksoftmax._solver.SGDSolver`.
+    """
+
+    kernels = (umax_epoch64, umax_epoch32)
+
+    def __init__(self, *, n_sampled, delta, variant, **common):
+        super().__init__(**common)
+        self.n_sampled = n_sampled
+        self.delta = delta
+        self.variant = variant
+
+    def _bounds(self, dataset):
+        """B_W, B_u and sum(s) log K of App. B (per-row loss), or inf."""
+        if self.alpha <= 0:
+            return np.inf, np.inf, np.inf
+        n_classes = self.n_classes
+        bound_w = np.sqrt(2.0 * np.log(n_classes) / self.alpha)
+        bound_u = np.inf
+        if not self.fit_intercept:
+            b_x = np.sqrt(dataset.row_sq_norms.max(initial=0.0))
+            bound_u = np.logaddexp(
+                0.0, np.log(n_classes - 1) + 2 * b_x * bound_w
+            )
+        return bound_w, bound_u, dataset.weights.sum() * np.log(n_classes)
+
+    def _options(self, dataset, eta_epoch, first_visit):
+        """The kernel's UMaxOptions (``_umax_fast.pyx.tp``) for an epoch."""
+        bound_w, bound_u, weight_log_k = self._bounds(dataset)
+        return {
+            "n_sampled": self.n_sampled,
+            "delta": 1.0 if self.delta is None else float(self.delta),
+            "vanilla": self.delta is None,
+            "raman": self.variant == "raman",
+            "init_u": first_visit,
+            "schedule": self._schedule(eta_epoch),
+            "alpha": self.alpha,
+            "bound_w": bound_w,
+            "bound_u": bound_u,
+            "weight_log_k": weight_log_k,
+            "fit_intercept": self.fit_intercept,
+            "shuffle": self.shuffle,
+            "n_threads": self.n_threads,
+        }
+
+    def epoch(
+        self, state, dataset, weights, y, u, order, eta_epoch, first_visit
+    ):
+        status, obj_sum, weight_sum, t, row, value = self._kernel(state)(
+            dataset,
+            weights,
+            y,
+            u,
+            state.rng,
+            order,
+            state.t,
+            self._options(dataset, eta_epoch, first_visit),
+            state.sampler,
+            self._adagrad(state),
+        )
+        if status == Status.STATUS_OVERFLOW:
+            raise EpochDiverged(
+                "the exponent x.(w_k - w_y) - u would overflow", row, value
+            )
+        if status == Status.STATUS_NONFINITE:
+            raise EpochDiverged(
+                "u, a class score or ||W|| is not finite", row, value
+            )
+        state.t = t
+        return obj_sum, weight_sum
 
 
 @fill_doc
@@ -284,68 +368,14 @@ class UMaxSoftmaxClassifier(
         self.class_weight = class_weight
         self.allow_new_classes = allow_new_classes
 
-    def _bounds(self, dataset):
-        """B_W, B_u and sum(s) log K of App. B (per-row loss), or inf."""
-        if self.alpha <= 0:
-            return np.inf, np.inf, np.inf
-        n_classes = self.classes_.shape[0]
-        bound_w = np.sqrt(2.0 * np.log(n_classes) / self.alpha)
-        bound_u = np.inf
-        if not self.fit_intercept:
-            b_x = np.sqrt(dataset.row_sq_norms.max(initial=0.0))
-            bound_u = np.logaddexp(
-                0.0, np.log(n_classes - 1) + 2 * b_x * bound_w
-            )
-        return bound_w, bound_u, dataset.weights.sum() * np.log(n_classes)
-
-    def _kernel_options(self, dataset, eta_epoch, first_visit):
-        """The kernel's UMaxOptions (``_umax_fast.pyx.tp``) for an epoch."""
-        bound_w, bound_u, weight_log_k = self._bounds(dataset)
-        return {
-            "n_sampled": self.n_sampled_classes,
-            "delta": 1.0 if self.delta is None else float(self.delta),
-            "vanilla": self.delta is None,
-            "raman": self.variant == "raman",
-            "init_u": first_visit,
-            "schedule": schedule_options(
-                self._schedule().code, eta_epoch, self.eta0_, self.power_t
-            ),
-            "alpha": self.alpha,
-            "bound_w": bound_w,
-            "bound_u": bound_u,
-            "weight_log_k": weight_log_k,
-            "fit_intercept": self.fit_intercept,
-            "shuffle": self.shuffle,
-            "n_threads": self._training_threads(),
-        }
-
-    def _run_epoch(
-        self, dataset, weights, y_enc, u, order, eta_epoch, t, first_visit
-    ):
-        kernel = (
-            umax_epoch64 if self.coef_.dtype == np.float64 else umax_epoch32
+    def _make_solver(self, eta0=None, n_threads=None):
+        """The U-max solver of the current parameters."""
+        return UMaxSolver(
+            n_sampled=self.n_sampled_classes,
+            delta=self.delta,
+            variant=self.variant,
+            **self._solver_options(eta0, n_threads),
         )
-        status, obj_sum, weight_sum, t, row, value = kernel(
-            dataset,
-            weights,
-            y_enc,
-            u,
-            self._rng,
-            order,
-            t,
-            self._kernel_options(dataset, eta_epoch, first_visit),
-            self._class_sampler(),
-            self._adagrad_state(),
-        )
-        if status == Status.STATUS_OVERFLOW:
-            self._raise_divergence(
-                "the exponent x.(w_k - w_y) - u would overflow", row, value
-            )
-        if status == Status.STATUS_NONFINITE:
-            self._raise_divergence(
-                "u, a class score or ||W|| is not finite", row, value
-            )
-        return obj_sum, weight_sum, t
 
     def _divergence_hint(self):
         if self.delta is None:

@@ -1,0 +1,82 @@
+"""The runaway check: a warning when a fitted model is far worse than the
+class prior on its own training rows (private)."""
+
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+
+
+class RunawayCheckMixin:
+    """``_warn_if_runaway`` (mixed into ``BaseSoftmaxClassifier``; reads
+    ``_log_loss`` and ``_prior_frequencies``)."""
+
+    # Rows of the runaway check, and its budget of (row, class) terms: a
+    # method whose probabilities cost more per term (A&R's quadrature)
+    # raises _proba_cost and checks fewer rows.
+    RUNAWAY_ROWS = 256
+    RUNAWAY_TERMS = 2**24
+    _proba_cost = 1
+
+    def _warn_if_runaway(self, X, y_enc, sample_weight):
+        """ConvergenceWarning if the model just fitted is far worse than the
+        class prior on (a sample of) its own training rows.
+
+        A step size far too large does not always overflow: the five
+        estimators that took eta0 = 1e6 on a small problem returned
+        coef_ near 3e6 and log-losses of 1e5 to 1e6 without a word, and
+        Implicit SGD, whose step cannot overshoot, returned 12.2 against
+        the prior's 1.39. Each method's own running estimate cannot tell
+        (Implicit SGD's was 0.0 there), so this is the exact log-loss of up
+        to RUNAWAY_ROWS training rows of positive weight (evenly spaced,
+        no random draw; fewer at many classes, at most RUNAWAY_TERMS
+        row x class x (nonzeros + 1) terms, at least 16 rows), against the
+        class-prior model's log-loss on the same rows. It warns when the
+        model's exceeds the prior's by more than the prior's own value plus
+        one nat (twice the prior plus one): a wide margin, which a model
+        that learned anything is far below, and which the runaway fits
+        above were far above.
+        Cost: one exact evaluation of at most 256 rows per ``fit`` call,
+        on the columns those rows use; ``partial_fit`` checks its calls
+        1, 2, 4, 8, ... only (counted by ``_n_epochs``).
+        """
+        rows = np.flatnonzero(sample_weight > 0)
+        if rows.size == 0:
+            return
+        n_classes = self.classes_.shape[0]
+        # the rows' used columns of W are gathered for all classes: the
+        # budget counts (row, nonzero, class) terms
+        per_row = n_classes * self._proba_cost * (
+            1 + (X.nnz / max(X.shape[0], 1) if sp.issparse(X) else X.shape[1])
+        )
+        budget = int(self.RUNAWAY_TERMS // per_row)
+        n_rows = int(min(self.RUNAWAY_ROWS, max(16, budget)))
+        if rows.size > n_rows:
+            rows = rows[np.linspace(0, rows.size - 1, n_rows).astype(np.intp)]
+        w = sample_weight[rows]
+        y_rows = y_enc[rows]
+        with np.errstate(all="ignore"):
+            # the prediction path's exact log-loss (a blocked kernel at the
+            # softmax link): no (rows, K) array, no copy of W's columns
+            model = self._log_loss(X[rows], y_rows, w)
+        if not np.isfinite(model):
+            model = np.inf
+        prior = float(-np.log(self._prior_frequencies()[y_rows]) @ w / w.sum())
+        if model <= 2.0 * prior + 1.0:
+            return
+        hint = (
+            "eta0='auto' chose it from the data, but these data want a "
+            "smaller one: set eta0"
+            if isinstance(self.eta0, str)
+            else "try eta0='auto', or an eta0"
+        )
+        warnings.warn(
+            f"{type(self).__name__}: on {rows.size} of its training rows the "
+            f"fitted model's log-loss is {model:.4g}, against {prior:.4g} "
+            "for the class-prior model: the step size is probably far too "
+            f"large (eta0_={self.eta0_:.3g}); {hint} 10 to 1000 times "
+            "smaller.",
+            ConvergenceWarning,
+        )
+
