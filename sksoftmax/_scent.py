@@ -411,9 +411,9 @@ class SCENTClassifier(SolverEstimatorMixin, BaseSoftmaxClassifier):
             )
         V = getattr(self, "_velocity", None)
         if V is None or V.shape != self.coef_.shape or V.dtype != dtype:
-            # written, not calloc'ed, for the same reason as coef_
-            V = np.empty(self.coef_.shape, dtype=dtype)
-            V.fill(0)
+            # calloc'ed, as coef_ (_class_prior.new_weights): only the
+            # pages of classes a batch updates are ever mapped
+            V = np.zeros(self.coef_.shape, dtype=dtype)
             self._velocity = V
             self._velocity_b = np.zeros(self.coef_.shape[0], dtype=dtype)
         return self._velocity, self._velocity_b
