@@ -35,7 +35,6 @@ from sklearn.utils.validation import _check_sample_weight, validate_data
 
 from ._base import (
     _canonical_csr,
-    _check_partial_fit_first_call,
     _check_targets,
     _encode_labels,
     _prior_pseudo_weight,
@@ -48,14 +47,8 @@ from ._class_weight import (
 from ._docstrings import fill_doc
 from ._exact import ExactSolver
 from ._expert_solver import ExpertSolver
-from ._new_classes import (
-    append_classes,
-    check_label_kind,
-    check_one_type,
-    encode_with_lookup,
-    grow_rows,
-    stream_labels,
-)
+from ._labels import encode_batch
+from ._new_classes import append_classes, grow_rows
 from ._prediction import SoftmaxPredictionMixin
 from ._registry import solver_classes
 from .exceptions import DivergenceError
@@ -946,47 +939,11 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             reset=first,
         )
         X = _canonical_csr(X)
-        if allow_new:
-            check_one_type(y)
-        _check_targets(y)
         if first:
             self.classes_ = None
-            self._class_lookup = None
-        extra_classes = None
-        if first and classes is None:
-            # allow_new_classes: the first batch's labels are the classes
-            classes = y
-        if allow_new and not first:
-            # later calls' classes only add labels (see allow_new_classes)
-            extra_classes = classes
-        else:
-            _check_partial_fit_first_call(self, classes)
+        # the expert estimators' batch labels (_labels.encode_batch)
+        y_enc, added = encode_batch(self, y, classes, first, allow_new)
         n_classes = self.classes_.shape[0]
-        if n_classes < 2:
-            raise ValueError(
-                f"classes must hold at least 2 classes; got {self.classes_!r}."
-            )
-        check_label_kind(self.classes_, y, elementwise=allow_new)
-        lookup = self.__dict__.get("_class_lookup")
-        if lookup is not None:
-            # classes_ grew out of order (allow_new_classes)
-            y_enc, known = encode_with_lookup(lookup, y)
-        else:
-            y_enc = np.searchsorted(self.classes_, y)
-            y_enc[y_enc == n_classes] = 0
-            known = self.classes_[y_enc] == y
-        added = None
-        if allow_new:
-            y_enc, added = stream_labels(
-                self, y, y_enc, np.asarray(known), extra_classes
-            )
-        elif not np.all(known):
-            unknown = np.setdiff1d(np.unique(y), self.classes_)
-            raise ValueError(
-                f"y contains labels not in classes {self.classes_!r}: "
-                f"{unknown[:10]!r}."
-            )
-        y_enc = y_enc.astype(np.intp)
         sample_weight = _check_sample_weight(
             sample_weight,
             X,
