@@ -289,8 +289,11 @@ cdef extern from *:
        with s = u / (2 + u) in [-1/3, 1/3], by its series 2 s sum_n
        s^2n / (2n + 1) to n = 17 (the next term is below 2e-19 of the
        first); about 1 ulp. */
-    static inline double sks_log1p_unit(double u) {
-        double s = u / (2.0 + u), s2 = s * s;
+    static inline double sks_log1p_series_s(double s) {
+        /* 2 atanh(s) = log((1 + s) / (1 - s)) for |s| <= 1/3: the series
+           2 s sum_n s^2n / (2n + 1) to n = 17 (also read by the
+           quadrature's logistic rows, _special_rows.pxd) */
+        double s2 = s * s;
         double p = 1.0 / 35.0;
         p = p * s2 + 1.0 / 33.0;
         p = p * s2 + 1.0 / 31.0;
@@ -310,6 +313,9 @@ cdef extern from *:
         p = p * s2 + 1.0 / 3.0;
         p = p * s2 + 1.0;
         return 2.0 * s * p;
+    }
+    static inline double sks_log1p_unit(double u) {
+        return sks_log1p_series_s(u / (2.0 + u));
     }
 
     /* lc[k] = log sigma(t - psi[k]) = min(z, 0) - log(1 + e^-|z|), the

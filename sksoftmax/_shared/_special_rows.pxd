@@ -249,31 +249,9 @@ cdef extern from *:
        e^4 / 4 < 3e-27 and e / (1 + e) = e (1 - e + e^2) to e^3 < 3e-20
        relative, no division; between, one division for both,
        d = 1 / ((1 + e)(2 + e)): e / (2 + e) = e (1 + e) d for the log1p
-       series of sks_log1p_unit, 1 / (1 + e) = (2 + e) d. */
+       series (sks_log1p_series_s of _special.pxd), 1 / (1 + e) = (2 + e)
+       d. */
     #define SKS_LOGISTIC_NEAR 15.0
-    static inline double sks_log1p_series_s(double s) {
-        /* log(1 + u) = 2 s sum s^2n / (2n + 1), s = u / (2 + u) */
-        double s2 = s * s;
-        double p = 1.0 / 35.0;
-        p = p * s2 + 1.0 / 33.0;
-        p = p * s2 + 1.0 / 31.0;
-        p = p * s2 + 1.0 / 29.0;
-        p = p * s2 + 1.0 / 27.0;
-        p = p * s2 + 1.0 / 25.0;
-        p = p * s2 + 1.0 / 23.0;
-        p = p * s2 + 1.0 / 21.0;
-        p = p * s2 + 1.0 / 19.0;
-        p = p * s2 + 1.0 / 17.0;
-        p = p * s2 + 1.0 / 15.0;
-        p = p * s2 + 1.0 / 13.0;
-        p = p * s2 + 1.0 / 11.0;
-        p = p * s2 + 1.0 / 9.0;
-        p = p * s2 + 1.0 / 7.0;
-        p = p * s2 + 1.0 / 5.0;
-        p = p * s2 + 1.0 / 3.0;
-        p = p * s2 + 1.0;
-        return 2.0 * s * p;
-    }
     #define SKS_LOGISTIC_NEG_BODY \
         for (Py_ssize_t k = a; k < b; k++) { \
             double e = e_t * en[k]; \
