@@ -17,6 +17,16 @@ ENTRIES = {
         starting at its class-prior intercept, and they are appended to
         ``classes_`` in order of arrival (see the user guide's streaming
         page).""",
+    "n_jobs_hogwild": """\
+    n_jobs : int, default=None
+        Threads of the training epochs and of the exact evaluation
+        (``predict``, ``predict_proba``, ``log_loss``, ...): None means 1,
+        -1 every core, as in scikit-learn. With more than one thread the
+        epochs run lock-free ("Hogwild!"), reproducible in distribution
+        only; ``n_jobs=None`` or 1 stays bitwise reproducible under
+        ``random_state``, and ``eta0_`` does not depend on it
+        (:ref:`threads_in_training`).
+        ``learning_rate='adagrad'`` trains on one thread, with a UserWarning.""",
     "max_iter": """\
     max_iter : int, default=100
         Most epochs (passes over the training rows) of ``fit``.""",

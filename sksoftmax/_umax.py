@@ -202,15 +202,7 @@ class UMaxSoftmaxClassifier(
         (:ref:`iterate_averaging`). Not available with
         ``learning_rate='adagrad'`` and ``alpha > 0`` (ValueError).
 
-    n_jobs : int, default=None
-        Threads of the training epochs and of the exact evaluation
-        (``predict``, ``predict_proba``, ``log_loss``, ...): None means 1,
-        -1 every core, as in scikit-learn. With more than one thread the
-        epochs run lock-free ("Hogwild!"), reproducible in distribution
-        only; ``n_jobs=None`` or 1 stays bitwise reproducible under
-        ``random_state``, and ``eta0_`` does not depend on it
-        (:ref:`threads_in_training`).
-        ``learning_rate='adagrad'`` trains on one thread, with a UserWarning.
+    %(n_jobs_hogwild)s
 
     %(allow_new_classes)s
 
