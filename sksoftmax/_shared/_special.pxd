@@ -432,6 +432,20 @@ cdef extern from *:
     }
     #ifdef SKS_X86_DISPATCH
     #include <immintrin.h>
+    /* sum_j table[b + j] u^j for j = 0..6 on four lanes (Horner, the
+       coefficients gathered): a degree-6 piece of the log Phi tables, here
+       and in the quadrature's rows (_special_rows.pxd) */
+    __attribute__((target("avx2,fma")))
+    static inline __m256d sks_poly6_gather(const double* table, __m128i b,
+                                           __m256d u) {
+        __m256d L = _mm256_i32gather_pd(table + 6, b, 8);
+        L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table + 5, b, 8));
+        L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table + 4, b, 8));
+        L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table + 3, b, 8));
+        L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table + 2, b, 8));
+        L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table + 1, b, 8));
+        return _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table, b, 8));
+    }
     __attribute__((target("avx2,fma")))
     static void sks_log_ndtr_avx2(double t, const double* psi, double* lc,
                                   Py_ssize_t n, const double* table) {
@@ -455,13 +469,7 @@ cdef extern from *:
                 _mm256_sub_pd(xs, _mm256_add_pd(_mm256_cvtepi32_pd(i), half)),
                 two);
             __m128i b = _mm_mullo_epi32(i, stride);
-            __m256d L = _mm256_i32gather_pd(table + 6, b, 8);
-            L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table + 5, b, 8));
-            L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table + 4, b, 8));
-            L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table + 3, b, 8));
-            L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table + 2, b, 8));
-            L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table + 1, b, 8));
-            L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table, b, 8));
+            __m256d L = sks_poly6_gather(table, b, u);
             __m256d q = _mm256_add_pd(
                 _mm256_fmadd_pd(_mm256_mul_pd(mhalf, x), x, mlog), L);
             _mm256_storeu_pd(lc + k, q);

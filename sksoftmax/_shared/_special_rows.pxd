@@ -113,13 +113,7 @@ cdef extern from *:
             __m256d up = _mm256_andnot_pd(neg, upper);
             __m128i b = _mm_mullo_epi32(
                 _mm256_cvttpd_epi32(_mm256_add_pd(fi, up)), stride);
-            __m256d L = _mm256_i32gather_pd(table + 6, b, 8);
-            L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table + 5, b, 8));
-            L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table + 4, b, 8));
-            L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table + 3, b, 8));
-            L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table + 2, b, 8));
-            L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table + 1, b, 8));
-            L = _mm256_fmadd_pd(L, u, _mm256_i32gather_pd(table, b, 8));
+            __m256d L = sks_poly6_gather(table, b, u);
             __m256d gauss = _mm256_and_pd(
                 _mm256_fmadd_pd(_mm256_mul_pd(mhalf, x), x, mlog),
                 _mm256_or_pd(neg, keep));
