@@ -319,6 +319,18 @@ class BaseSoftmaxClassifier(
             copy=True,
             allow_all_zero_weights=True,
         )
+        return self._partial_fit_encoded(X, y_enc, sample_weight, added)
+
+    def _partial_fit_encoded(self, X, y_enc, sample_weight, added=None):
+        """``partial_fit`` after its validation: one pass over validated
+        rows (X canonical, of ``n_features_in_`` columns), their class
+        indices ``y_enc`` into ``classes_`` (set by the caller on the first
+        call) and their weights (a copy the pass may weigh in place).
+        ``added``: labels to append to ``classes_`` first, as
+        ``allow_new_classes`` does. ``SoftmaxClassifier`` drives its
+        expert solvers through this (``_expert_solver``): its rows are
+        validated and encoded once, by the front door."""
+        first = not hasattr(self, "coef_")
         grown = np.arange(0)
         if added is not None and added.shape[0]:
             n_old = append_classes(self, added)

@@ -8,7 +8,10 @@ with the number of classes (U-max, Implicit SGD, SCENT, augment and
 reduce, the stochastic bound) are reached through :class:`ExpertSolver`,
 which holds one of the expert estimators and makes one ``partial_fit``
 pass per epoch (its schedule then advances once per epoch, as it does in
-the expert's own ``fit``).
+the expert's own ``fit``). The front door validates and encodes the rows
+once: the pass is the expert's ``_partial_fit_encoded``, the part of
+``partial_fit`` after validation, on class indices 0..K-1 (the expert's
+``classes_``).
 """
 
 import copy
@@ -40,11 +43,18 @@ class ExpertSolver:
         """One pass over the rows ``X[order]``; returns (loss_sum,
         weight_sum) of the expert's own objective estimate."""
         est = self.estimator
-        est.partial_fit(
-            X[order],
-            y[order],
-            classes=self._classes,
-            sample_weight=sample_weight[order],
+        added = None
+        if not hasattr(est, "coef_"):
+            # the first pass: the expert's classes are the front door's
+            # class indices, its rows the front door's validated rows
+            est.classes_ = self._classes
+            est._class_lookup = None
+            est.n_features_in_ = X.shape[1]
+        elif est.classes_.shape[0] < self._classes.shape[0]:
+            # grown (``grow``): the expert appends the new indices
+            added = self._classes[est.classes_.shape[0]:]
+        est._partial_fit_encoded(
+            X[order], y[order], sample_weight[order], added
         )
         if est.get_params()["eta0"] == "auto" and hasattr(est, "eta0_"):
             # 'auto' as the expert computes it on the first pass, then fixed:

@@ -61,8 +61,10 @@ class SCENTSolver(SGDSolver):
             state.velocity = np.empty((0, 1), dtype=dtype)
             state.velocity_b = np.empty(0, dtype=dtype)
         else:
-            state.velocity = np.zeros_like(state.coef)
-            state.velocity_b = np.zeros_like(state.intercept)
+            state.velocity = np.zeros(state.coef.shape, dtype=state.coef.dtype)
+            state.velocity_b = np.zeros(
+                state.intercept.shape, dtype=state.intercept.dtype
+            )
         state.warmup = 0
         return state
 

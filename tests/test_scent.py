@@ -224,6 +224,39 @@ def test_scent_epoch_matches_reference(
 
 
 @pytest.mark.kernel
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("alpha", [0.0, 0.05, 3.0])
+def test_lazy_norm_counts_the_classes_an_epoch_does_not_move(dtype, alpha):
+    # The lazy kernel's ||W||^2 at an epoch's end adds the moved classes'
+    # new norms to the untouched classes' sum, kept through the epoch
+    # (rescaled when W's global scale folds, at alpha = 3); it must equal
+    # the norm of the whole W, the classes without a row included.
+    n_classes = 40
+    X, y, sw = random_problem("csr", dtype, 60, 30, 8, 0.2, 7)
+    n = X.shape[0]
+    r0 = np.random.default_rng(9)
+    W = r0.standard_normal((n_classes, X.shape[1]))
+    b = 0.1 * r0.standard_normal(n_classes)
+    V = 0.1 * r0.standard_normal((n_classes, X.shape[1]))
+    Vb = 0.1 * r0.standard_normal(n_classes)
+    kw = dict(batch_size=8, mode="sox", uniform=False, alpha_nu=0.7,
+              beta=0.3, eta_epoch=0.2, alpha=alpha, lazy=True)
+    nu, rng = np.full(n, np.nan), RandomState(3)
+    for epoch in range(2):
+        Wk, bk, nu, Vk, Vbk, out, wm = _run_kernel(
+            X, y, sw, W, b, nu, V, Vb, rng, t=epoch * n, **kw
+        )
+        assert out[0] == 0
+        # the classes 8..39 have no row: only the decay of all of W moves
+        # them (one common factor)
+        factor = Wk[8:].astype(np.float64) / W[8:]
+        assert_allclose(factor, factor[0, 0], rtol=RTOL[dtype])
+        expected = float((Wk.astype(np.float64) ** 2).sum())
+        assert_allclose(wm.sq_norm, expected, rtol=10 * RTOL[dtype])
+        W, b, V, Vb = (a.astype(np.float64) for a in (Wk, bk, Vk, Vbk))
+
+
+@pytest.mark.kernel
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("alpha", [0.0, 3.0])
