@@ -129,6 +129,12 @@ class SoftmaxPredictionMixin:
         of ``y_enc``, -inf where it is -1) and the (n,) argmax.
         """
         n_threads = self._n_threads()
+        if sp.issparse(X) and mode in _SHARDED_MODES:
+            n_shards = self._class_shards(X)
+            if n_shards > 1:
+                return self._evaluate_by_classes(
+                    X, mode, y_enc, k, n_shards, n_threads
+                )
         coef = self.coef_
         # stored as W^T (D, K) or as its first K columns (a grown model)
         transposed = not coef.flags.c_contiguous and (
@@ -234,6 +240,97 @@ class SoftmaxPredictionMixin:
             return index, out
         return out
 
+    def _class_shards(self, X):
+        """Class shards for sparse rows X: 1, or as many as make the
+        columns X uses of a shard's W fit in ``working_memory``.
+
+        The row-block path gathers the columns a block of rows uses for
+        every class, within the budget: at a million classes that is some
+        256 columns, a dozen rows of 20 nonzeros, and each block reads
+        nearly all of W. By class shards each shard's used columns are
+        gathered once for every row: one pass over W in all.
+        """
+        if getattr(self, "_one_shard", False) or X.shape[0] == 0:
+            return 1
+        coef = self.coef_
+        n_classes = coef.shape[0]
+        itemsize = np.result_type(X.dtype, coef.dtype).itemsize
+        used = np.count_nonzero(np.bincount(X.indices, minlength=X.shape[1]))
+        budget = max(1, int(get_config()["working_memory"] * 2**20))
+        need = float(used) * n_classes * itemsize
+        if need <= budget:
+            return 1
+        # shards of at least MIN_SHARD_CLASSES classes (below, a block's
+        # gather is cheap and the shards' merge would only round
+        # differently from predict_proba's one pass)
+        return int(min(np.ceil(need / budget), n_classes // MIN_SHARD_CLASSES))
+
+    def _evaluate_by_classes(self, X, mode, y_enc, k, n_shards, n_threads):
+        """``_evaluate`` of a non-full ``mode`` by class shards (views of
+        coef_, no copy), merged per row: the log-partition from each
+        shard's (max, sum of exp), the true-class score and the argmax
+        (first shard on ties), the top-k by score (ties to the lower
+        class) from each shard's top-k and its log-partition."""
+        coef, b = self.coef_, self.intercept_
+        n, n_classes = X.shape[0], coef.shape[0]
+        size = -(-n_classes // n_shards)
+        y = None if y_enc is None else np.asarray(y_enc, dtype=np.intp)
+        top = total = s_y = arg = None
+        if mode == "topk":
+            rows = np.repeat(np.arange(n), np.diff(X.indptr))
+            data = np.asarray(X.data, dtype=np.float64)
+            cand_s = np.empty((n, 0))
+            cand_i = np.empty((n, 0), dtype=np.intp)
+        for lo in range(0, n_classes, size):
+            hi = min(lo + size, n_classes)
+            shard = _ClassShard(coef[lo:hi], b[lo:hi], n_threads)
+            if mode == "topk":
+                index, proba = shard._evaluate(X, "topk", k=min(k, hi - lo))
+                index = index + lo
+                # the shard's log-partition: its first score minus the
+                # log of its probability within the shard
+                s1 = np.bincount(
+                    rows,
+                    data * coef[index[rows, 0], X.indices],
+                    minlength=n,
+                ) + b[index[:, 0]]
+                with np.errstate(divide="ignore"):
+                    logp = np.log(proba.astype(np.float64))
+                lse = s1 - logp[:, 0]
+                cand_s = np.hstack([cand_s, logp + lse[:, None]])
+                cand_i = np.hstack([cand_i, index])
+                order = np.lexsort((cand_i, -cand_s), axis=1)[:, :k]
+                cand_s = np.take_along_axis(cand_s, order, axis=1)
+                cand_i = np.take_along_axis(cand_i, order, axis=1)
+                m, t = lse, np.ones(n)
+            else:
+                local = None
+                if y is not None:
+                    local = np.where((y >= lo) & (y < hi), y - lo, -1)
+                stats, a = shard._evaluate(X, "stats", y_enc=local)
+                m, t = stats[:, 0], stats[:, 1]
+            if top is None:
+                top, total = m.copy(), t.copy()
+                if mode != "topk":
+                    s_y, arg = stats[:, 2].copy(), a + lo
+                continue
+            new = np.maximum(top, m)
+            with np.errstate(invalid="ignore", over="ignore"):
+                total = total * np.exp(top - new) + t * np.exp(m - new)
+            if mode != "topk":
+                arg = np.where(m > top, a + lo, arg)
+                s_y = np.maximum(s_y, stats[:, 2])
+            top = new
+        if mode == "topk":
+            dtype = np.result_type(X.dtype, coef.dtype)
+            lse = top + np.log(total)
+            return cand_i, np.exp(cand_s - lse[:, None]).astype(dtype)
+        if mode == "argmax":
+            return arg
+        if mode == "stats":
+            return np.stack([top, total, s_y], axis=1), arg
+        return top + np.log(total) - s_y
+
     def decision_function(self, X):
         """Class scores ``X @ coef_.T + intercept_``.
 
@@ -313,7 +410,10 @@ class SoftmaxPredictionMixin:
         """The ``k`` most probable classes of each row, with their exact
         probabilities, without forming the (n_samples, n_classes) matrix.
 
-        The probabilities are exactly those of ``predict_proba``; ties go
+        The probabilities are exactly those of ``predict_proba`` (to
+        rounding when W's columns that the rows use exceed
+        ``working_memory`` at 8,192 classes or more: then scored by class
+        shards, each read once); ties go
         to the class that comes first in ``classes_`` (as a stable argsort
         of ``-predict_proba(X)``). Memory: the (n_samples, k) outputs, one
         score vector of n_classes per thread, and W's columns that a block
@@ -516,3 +616,25 @@ class SoftmaxPredictionMixin:
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+# the fewest classes of a shard of _evaluate_by_classes
+MIN_SHARD_CLASSES = 4096
+# the modes _evaluate runs by class shards when W's used columns exceed
+# working_memory (the full modes return (n, K) arrays: by row blocks)
+_SHARDED_MODES = ("nll", "argmax", "stats", "topk")
+
+
+class _ClassShard(SoftmaxPredictionMixin):
+    """Rows lo:hi of a model's (coef_, intercept_), views, evaluated as a
+    model of their own (``_evaluate_by_classes``)."""
+
+    _one_shard = True
+
+    def __init__(self, coef, intercept, n_threads):
+        self.coef_ = coef
+        self.intercept_ = intercept
+        self._threads = n_threads
+
+    def _n_threads(self):
+        return self._threads
