@@ -138,6 +138,9 @@ def main():
     xw = x_bytes(X) + w_bytes
     say(f"# {K:,} classes on one machine (issue 34, item 5)")
     say()
+    say("Command: python benchmarks/bench_million.py " + " ".join(
+        sys.argv[1:]) + ".")
+    say()
     say(f"Data: {note} ({time.perf_counter() - start:.0f} s to make).")
     say(
         f"Training: {X.shape[0]:,} rows x {D} features, "
