@@ -45,6 +45,7 @@ from ._shared._evaluation import (
     sparse_rows_32,
     sparse_rows_64,
 )
+from ._shard_merge import merge_stats, merge_topk
 from ._shared._openmp import effective_n_threads, openmp_enabled
 
 # the evaluation kernels by (coef_ is float64, result is float64) / dtype
@@ -267,69 +268,50 @@ class SoftmaxPredictionMixin:
 
     def _evaluate_by_classes(self, X, mode, y_enc, k, n_shards, n_threads):
         """``_evaluate`` of a non-full ``mode`` by class shards (views of
-        coef_, no copy), merged per row: the log-partition from each
-        shard's (max, sum of exp), the true-class score and the argmax
-        (first shard on ties), the top-k by score (ties to the lower
-        class) from each shard's top-k and its log-partition."""
+        coef_, no copy), each scored once for every row, merged as the
+        distributed model merges its workers' shards (``_shard_merge``):
+        the log-partition from each shard's (max, sum of exp), the
+        true-class score and the argmax (first shard on ties), the top k
+        by probability (ties to the lower class)."""
         coef, b = self.coef_, self.intercept_
         n, n_classes = X.shape[0], coef.shape[0]
         size = -(-n_classes // n_shards)
         y = None if y_enc is None else np.asarray(y_enc, dtype=np.intp)
-        top = total = s_y = arg = None
         if mode == "topk":
             rows = np.repeat(np.arange(n), np.diff(X.indptr))
             data = np.asarray(X.data, dtype=np.float64)
-            cand_s = np.empty((n, 0))
-            cand_i = np.empty((n, 0), dtype=np.intp)
+        parts = []
         for lo in range(0, n_classes, size):
             hi = min(lo + size, n_classes)
             shard = _ClassShard(coef[lo:hi], b[lo:hi], n_threads)
             if mode == "topk":
                 index, proba = shard._evaluate(X, "topk", k=min(k, hi - lo))
                 index = index + lo
-                # the shard's log-partition: its first score minus the
-                # log of its probability within the shard
+                # the shard's log-partition: its first class's score minus
+                # the log of that class's probability within the shard
+                # (as stats (lse, 1, .): one pass over the shard)
                 s1 = np.bincount(
-                    rows,
-                    data * coef[index[rows, 0], X.indices],
-                    minlength=n,
+                    rows, data * coef[index[rows, 0], X.indices], minlength=n
                 ) + b[index[:, 0]]
                 with np.errstate(divide="ignore"):
-                    logp = np.log(proba.astype(np.float64))
-                lse = s1 - logp[:, 0]
-                cand_s = np.hstack([cand_s, logp + lse[:, None]])
-                cand_i = np.hstack([cand_i, index])
-                order = np.lexsort((cand_i, -cand_s), axis=1)[:, :k]
-                cand_s = np.take_along_axis(cand_s, order, axis=1)
-                cand_i = np.take_along_axis(cand_i, order, axis=1)
-                m, t = lse, np.ones(n)
-            else:
-                local = None
-                if y is not None:
-                    local = np.where((y >= lo) & (y < hi), y - lo, -1)
-                stats, a = shard._evaluate(X, "stats", y_enc=local)
-                m, t = stats[:, 0], stats[:, 1]
-            if top is None:
-                top, total = m.copy(), t.copy()
-                if mode != "topk":
-                    s_y, arg = stats[:, 2].copy(), a + lo
+                    lse = s1 - np.log(proba[:, 0].astype(np.float64))
+                stats = np.stack([lse, np.ones(n), np.full(n, -np.inf)], 1)
+                parts.append((stats, index, proba))
                 continue
-            new = np.maximum(top, m)
-            with np.errstate(invalid="ignore", over="ignore"):
-                total = total * np.exp(top - new) + t * np.exp(m - new)
-            if mode != "topk":
-                arg = np.where(m > top, a + lo, arg)
-                s_y = np.maximum(s_y, stats[:, 2])
-            top = new
+            local = None
+            if y is not None:
+                local = np.where((y >= lo) & (y < hi), y - lo, -1)
+            stats, arg = shard._evaluate(X, "stats", y_enc=local)
+            parts.append((stats, arg + lo))
         if mode == "topk":
-            dtype = np.result_type(X.dtype, coef.dtype)
-            lse = top + np.log(total)
-            return cand_i, np.exp(cand_s - lse[:, None]).astype(dtype)
+            return merge_topk(k, *parts)
+        lse, s_y, arg = merge_stats(*parts)
         if mode == "argmax":
             return arg
         if mode == "stats":
-            return np.stack([top, total, s_y], axis=1), arg
-        return top + np.log(total) - s_y
+            # (m, S, s_y) with m the log-partition and S = 1
+            return np.stack([lse, np.ones(n), s_y], axis=1), arg
+        return lse - s_y
 
     def decision_function(self, X):
         """Class scores ``X @ coef_.T + intercept_``.
