@@ -45,6 +45,7 @@ from ._shared._evaluation import (
     sparse_rows_32,
     sparse_rows_64,
 )
+from ._shard_merge import merge_stats, merge_topk
 from ._shared._openmp import effective_n_threads, openmp_enabled
 
 # the evaluation kernels by (coef_ is float64, result is float64) / dtype
@@ -129,6 +130,12 @@ class SoftmaxPredictionMixin:
         of ``y_enc``, -inf where it is -1) and the (n,) argmax.
         """
         n_threads = self._n_threads()
+        if sp.issparse(X) and mode in _SHARDED_MODES:
+            n_shards = self._class_shards(X)
+            if n_shards > 1:
+                return self._evaluate_by_classes(
+                    X, mode, y_enc, k, n_shards, n_threads
+                )
         coef = self.coef_
         # stored as W^T (D, K) or as its first K columns (a grown model)
         transposed = not coef.flags.c_contiguous and (
@@ -234,6 +241,78 @@ class SoftmaxPredictionMixin:
             return index, out
         return out
 
+    def _class_shards(self, X):
+        """Class shards for sparse rows X: 1, or as many as make the
+        columns X uses of a shard's W fit in ``working_memory``.
+
+        The row-block path gathers the columns a block of rows uses for
+        every class, within the budget: at a million classes that is some
+        256 columns, a dozen rows of 20 nonzeros, and each block reads
+        nearly all of W. By class shards each shard's used columns are
+        gathered once for every row: one pass over W in all.
+        """
+        if getattr(self, "_one_shard", False) or X.shape[0] == 0:
+            return 1
+        coef = self.coef_
+        n_classes = coef.shape[0]
+        itemsize = np.result_type(X.dtype, coef.dtype).itemsize
+        used = np.count_nonzero(np.bincount(X.indices, minlength=X.shape[1]))
+        budget = max(1, int(get_config()["working_memory"] * 2**20))
+        need = float(used) * n_classes * itemsize
+        if need <= budget:
+            return 1
+        # shards of at least MIN_SHARD_CLASSES classes (below, a block's
+        # gather is cheap and the shards' merge would only round
+        # differently from predict_proba's one pass)
+        return int(min(np.ceil(need / budget), n_classes // MIN_SHARD_CLASSES))
+
+    def _evaluate_by_classes(self, X, mode, y_enc, k, n_shards, n_threads):
+        """``_evaluate`` of a non-full ``mode`` by class shards (views of
+        coef_, no copy), each scored once for every row, merged as the
+        distributed model merges its workers' shards (``_shard_merge``):
+        the log-partition from each shard's (max, sum of exp), the
+        true-class score and the argmax (first shard on ties), the top k
+        by probability (ties to the lower class)."""
+        coef, b = self.coef_, self.intercept_
+        n, n_classes = X.shape[0], coef.shape[0]
+        size = -(-n_classes // n_shards)
+        y = None if y_enc is None else np.asarray(y_enc, dtype=np.intp)
+        if mode == "topk":
+            rows = np.repeat(np.arange(n), np.diff(X.indptr))
+            data = np.asarray(X.data, dtype=np.float64)
+        parts = []
+        for lo in range(0, n_classes, size):
+            hi = min(lo + size, n_classes)
+            shard = _ClassShard(coef[lo:hi], b[lo:hi], n_threads)
+            if mode == "topk":
+                index, proba = shard._evaluate(X, "topk", k=min(k, hi - lo))
+                index = index + lo
+                # the shard's log-partition: its first class's score minus
+                # the log of that class's probability within the shard
+                # (as stats (lse, 1, .): one pass over the shard)
+                s1 = np.bincount(
+                    rows, data * coef[index[rows, 0], X.indices], minlength=n
+                ) + b[index[:, 0]]
+                with np.errstate(divide="ignore"):
+                    lse = s1 - np.log(proba[:, 0].astype(np.float64))
+                stats = np.stack([lse, np.ones(n), np.full(n, -np.inf)], 1)
+                parts.append((stats, index, proba))
+                continue
+            local = None
+            if y is not None:
+                local = np.where((y >= lo) & (y < hi), y - lo, -1)
+            stats, arg = shard._evaluate(X, "stats", y_enc=local)
+            parts.append((stats, arg + lo))
+        if mode == "topk":
+            return merge_topk(k, *parts)
+        lse, s_y, arg = merge_stats(*parts)
+        if mode == "argmax":
+            return arg
+        if mode == "stats":
+            # (m, S, s_y) with m the log-partition and S = 1
+            return np.stack([lse, np.ones(n), s_y], axis=1), arg
+        return lse - s_y
+
     def decision_function(self, X):
         """Class scores ``X @ coef_.T + intercept_``.
 
@@ -313,7 +392,10 @@ class SoftmaxPredictionMixin:
         """The ``k`` most probable classes of each row, with their exact
         probabilities, without forming the (n_samples, n_classes) matrix.
 
-        The probabilities are exactly those of ``predict_proba``; ties go
+        The probabilities are exactly those of ``predict_proba`` (to
+        rounding when W's columns that the rows use exceed
+        ``working_memory`` at 8,192 classes or more: then scored by class
+        shards, each read once); ties go
         to the class that comes first in ``classes_`` (as a stable argsort
         of ``-predict_proba(X)``). Memory: the (n_samples, k) outputs, one
         score vector of n_classes per thread, and W's columns that a block
@@ -516,3 +598,25 @@ class SoftmaxPredictionMixin:
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+# the fewest classes of a shard of _evaluate_by_classes
+MIN_SHARD_CLASSES = 4096
+# the modes _evaluate runs by class shards when W's used columns exceed
+# working_memory (the full modes return (n, K) arrays: by row blocks)
+_SHARDED_MODES = ("nll", "argmax", "stats", "topk")
+
+
+class _ClassShard(SoftmaxPredictionMixin):
+    """Rows lo:hi of a model's (coef_, intercept_), views, evaluated as a
+    model of their own (``_evaluate_by_classes``)."""
+
+    _one_shard = True
+
+    def __init__(self, coef, intercept, n_threads):
+        self.coef_ = coef
+        self.intercept_ = intercept
+        self._threads = n_threads
+
+    def _n_threads(self):
+        return self._threads

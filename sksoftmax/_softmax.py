@@ -67,6 +67,15 @@ EXACT_MAX_MADDS = 5e5
 EXACT_MAX_MEMORY_SHARE = 0.5
 # the sampled-class solver beyond
 SAMPLED_DEFAULT = "scent"
+# A fit holds the solver's state (W and the method's W-sized arrays, e.g.
+# SCENT's momentum V) and, for the undo of a worse epoch, one snapshot of
+# it. With solver='auto', while that state and its snapshot take more than
+# EXACT_MAX_MEMORY_SHARE of the memory the sampled solver runs with these
+# parameters, which drop its W-sized arrays (SCENT: momentum off, no V);
+# and the undo keeps no snapshot (an epoch worse beyond the noise then
+# halves the step and is kept) while W and its copy would not fit there
+# (``_snapshots_fit``)
+LOW_MEMORY_PARAMS = {"scent": {"momentum": 1.0}}
 
 # The exact solver's step pilot: candidate scales of the AdaGrad-norm step
 # (the first update of a feature's K weights has norm eta), each run on
@@ -90,6 +99,14 @@ PILOT_RACE_ROWS = 4
 # this many, so that scoring them after each epoch costs at most a tenth of
 # an exact epoch at large n
 MAX_VALIDATION_ROWS = 10_000
+# and at most as many as make their exact scoring (n_classes x (nnz + 1)
+# multiply-adds a row) cost this share of the epoch's multiply-adds
+# (2 x (nnz + 1) per row and class a training row meets: all n_classes for
+# 'exact', where the cap never binds below validation_fraction=0.45, a
+# few hundred for a sampled solver: ``_held_out_cap``), but not fewer than
+# MIN_VALIDATION_ROWS (below, the held-out loss is too noisy to stop on)
+VALIDATION_COST_SHARE = 0.5
+MIN_VALIDATION_ROWS = 100
 # The model is refitted on every row along the kept path when the held-out
 # rows are more than this share of the rows (below, the refit would cost
 # the kept epochs again for at most 1% more rows)
@@ -126,6 +143,26 @@ def _available_memory():
         return 0
 
 
+def _extra_weight_copies(estimator):
+    """W-sized arrays a sampled solver's estimator keeps beyond W: SCENT's
+    momentum V (momentum < 1), the iterate average (``average``)."""
+    params = estimator.get_params()
+    momentum = params.get("momentum", 1.0)
+    return int(momentum < 1.0) + int(bool(params.get("average", False)))
+
+
+def _row_classes(estimator):
+    """Classes a training row of a sampled solver meets per update (its
+    scores and gradient cost about this many times (nnz + 1) each): the
+    minibatch's in-batch negatives (SCENT's ``batch_size``), else the
+    sampled classes plus the row's own."""
+    params = estimator.get_params()
+    if "negatives" in params and isinstance(params.get("batch_size"), Integral):
+        return params["batch_size"]
+    sampled = params.get("n_sampled_classes")
+    return (sampled if isinstance(sampled, Integral) else 1) + 1
+
+
 def _mean_nnz(X):
     if sp.issparse(X):
         return X.nnz / max(X.shape[0], 1)
@@ -155,7 +192,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         :class:`SCENTClassifier`, :class:`ARSoftmaxClassifier`,
         :class:`StochasticBoundClassifier`). 'auto' takes 'exact' while a
         row costs at most 5e5 multiply-adds and W fits in half the memory,
-        else 'scent' (in ``solver_``; :ref:`softmax_decides`).
+        else 'scent', with momentum off when W and its momentum, twice,
+        do not (in ``solver_``; :ref:`softmax_decides`).
     eta0 : 'auto' or float, default='auto'
         Initial step. For 'exact', the scale of the per-feature steps
         (a feature's first update moves its K weights by eta0 in norm);
@@ -180,7 +218,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         model with the held-out phase's.
     validation_fraction : float, default=0.1
         Share of the rows held out by ``early_stopping``, at most 10,000
-        rows.
+        rows, and fewer at many classes with a sampled solver (their
+        scoring costs at most half an epoch).
     n_iter_no_change : int, default=8
         Epochs without improvement before the fit stops (the default
         chosen leave-one-dataset-out: see the user guide).
@@ -360,6 +399,79 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             f"(at most {EXACT_MAX_MADDS:.3g})"
         )
 
+    def _weight_bytes(self, n_classes, X):
+        """Bytes of W: n_classes x n_features in X's dtype."""
+        return float(n_classes) * X.shape[1] * np.dtype(X.dtype).itemsize
+
+    def _memory_params(self, name, n_classes, X):
+        """(params, reason): the parameters ``solver='auto'`` gives the
+        sampled solver ``name`` for memory, and why.
+
+        The fit holds the solver's state, W and the method's W-sized
+        arrays (``_extra_weight_copies``: SCENT's momentum), plus one
+        snapshot of it for the undo. While the two take more than
+        EXACT_MAX_MEMORY_SHARE of the machine's memory, the method runs
+        with LOW_MEMORY_PARAMS, which drop the W-sized arrays (SCENT:
+        momentum=1.0, no V); within it, with its defaults.
+        """
+        low = LOW_MEMORY_PARAMS.get(name)
+        if self.solver != "auto" or not low:
+            return {}, ""
+        default = EXPERT_SOLVERS[name]()
+        copies = 1 + _extra_weight_copies(default)
+        reduced = 1 + _extra_weight_copies(default.set_params(**low))
+        w_bytes = self._weight_bytes(n_classes, X)
+        available = _available_memory()
+        need = 2.0 * copies * w_bytes
+        if copies == reduced or not available or (
+            need <= EXACT_MAX_MEMORY_SHARE * available
+        ):
+            return {}, ""
+        given = ", ".join(f"{k}={v!r}" for k, v in low.items())
+        return dict(low), (
+            f"; with {given}: W and its {copies - 1} W-sized arrays, twice "
+            f"(a snapshot), take {need / 2**30:.1f} GiB, more than "
+            f"{EXACT_MAX_MEMORY_SHARE:g} of the {available / 2**30:.1f} GiB "
+            f"of memory ({2.0 * reduced * w_bytes / 2**30:.1f} GiB with "
+            f"{given})"
+        )
+
+    def _snapshots_fit(self, X):
+        """Whether ``fit`` keeps a snapshot of the solver's state for the
+        undo: the state (W and the method's W-sized arrays) twice within
+        EXACT_MAX_MEMORY_SHARE of the memory (always when the memory is
+        unknown). Without, an epoch worse beyond the held-out rows' noise
+        halves the step and is kept, and a diverging epoch raises."""
+        available = _available_memory()
+        if not available:
+            return True
+        solver = self._solver
+        copies = 1
+        if isinstance(solver, ExpertSolver):
+            copies += _extra_weight_copies(solver.estimator)
+        w_bytes = self._weight_bytes(self.classes_.shape[0], X)
+        return 2.0 * copies * w_bytes <= EXACT_MAX_MEMORY_SHARE * available
+
+    def _held_out_cap(self, n_classes, X, n_train):
+        """Most held-out rows whose exact scoring after an epoch costs at
+        most VALIDATION_COST_SHARE of the epoch's multiply-adds (at least
+        MIN_VALIDATION_ROWS).
+
+        Scoring a row costs n_classes x (nnz + 1) multiply-adds; an epoch
+        2 x (nnz + 1) per training row and class the row meets (scores and
+        gradient): n_classes for 'exact', ``_row_classes`` for a sampled
+        solver (SCENT: its minibatch's 128 classes). At many classes and
+        a sampled solver the held-out rows are then a few hundred rather
+        than MAX_VALIDATION_ROWS, whose scoring would cost many epochs.
+        """
+        name = self.solver_
+        if name == "exact":
+            met = n_classes
+        else:
+            met = min(n_classes, _row_classes(EXPERT_SOLVERS[name]()))
+        cap = int(VALIDATION_COST_SHARE * 2.0 * n_train * met / n_classes)
+        return max(cap, MIN_VALIDATION_ROWS)
+
     def _make_solver(self, name, n_threads):
         if name == "exact":
             eta = ETA_NO_PILOT if self.eta0 == "auto" else float(self.eta0)
@@ -382,14 +494,22 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         if self.allow_new_classes:
             # the expert adds the classes this estimator adds
             params["allow_new_classes"] = True
+        # solver='auto' at memory's limit (_memory_params)
+        params.update(self.__dict__.get("_solver_params", {}))
         return ExpertSolver(clone(cls(**params)))
 
     def _choose_solver_verbosely(self, n_classes, X):
-        """Set ``solver_`` (saying why with ``verbose``); returns it."""
+        """Set ``solver_`` and the parameters memory asks of it (saying
+        why with ``verbose``); returns it."""
         name, reason = self._choose_solver(n_classes, X)
         self.solver_ = name
+        self._solver_params, note = (
+            self._memory_params(name, n_classes, X)
+            if name != "exact"
+            else ({}, "")
+        )
         if self.verbose:
-            print(f"SoftmaxClassifier: solver {name!r}: {reason}")
+            print(f"SoftmaxClassifier: solver {name!r}: {reason}{note}")
         return name
 
     def _new_solver(self, X, y, sample_weight):
@@ -478,12 +598,16 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         )
         self._rng = self._new_rng()
 
+        if not warm:
+            self._choose_solver_verbosely(n_classes, X)
         train = np.arange(X.shape[0])
         val = None
         if self.early_stopping:
+            n_val = int(np.ceil(self.validation_fraction * X.shape[0]))
             n_val = min(
-                int(np.ceil(self.validation_fraction * X.shape[0])),
+                n_val,
                 MAX_VALIDATION_ROWS,
+                self._held_out_cap(n_classes, X, X.shape[0] - n_val),
             )
             if n_val < 1 or X.shape[0] - n_val < 2:
                 raise ValueError(
@@ -507,7 +631,6 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             w_val = w_val / w_val.sum()
 
         if not warm:
-            self._choose_solver_verbosely(n_classes, X)
             self._new_solver(X, y_enc[train], sample_weight[train])
         self.n_iter_ = 0
         self.loss_curve_ = []
@@ -521,9 +644,11 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         ):
             # the held-out rows chose the steps and the epochs; the model
             # is then fitted again on every row along the same path
-            kept = self._solver
+            # (the held-out phase's model is kept only to be blended: a
+            # solver without blend frees its W before the refit's)
+            kept = self._solver if hasattr(self._solver, "blend") else None
             self._refit(X, y_enc, sample_weight, path)
-            if path and hasattr(self._solver, "blend"):
+            if path and kept is not None:
                 # and averaged with the held-out phase's model: two runs'
                 # different row orders, averaged, are a lower-variance fit
                 # (the log-loss is convex: the mean's loss is at most the
@@ -580,6 +705,15 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         best, snap, n_bad = np.inf, None, 0
         best_rows = None
         self.best_iter_ = 0
+        # no snapshot where W and its copy would not fit (_snapshots_fit)
+        keep = held_out is not None and self._snapshots_fit(X)
+        if self.verbose and held_out is not None and not keep:
+            print(
+                "No snapshot of the model for the undo: the solver's state "
+                "twice would take more than "
+                f"{EXACT_MAX_MEMORY_SHARE:g} of the memory; a worse epoch "
+                "halves the step and is kept"
+            )
         if held_out is not None and hasattr(self, "coef_"):
             # the starting model (class prior, the pilot's winner, or the
             # warm start) is the one to beat
@@ -587,7 +721,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             best = self.validation_loss_[-1] if start_epoch else float(
                 best_rows @ held_out[2]
             )
-            snap = (self._solver.snapshot(), list(path))
+            if keep:
+                snap = (self._solver.snapshot(), list(path))
             self.best_iter_ = self.n_iter_
         for epoch in range(start_epoch, self.max_iter):
             order = self._order(rows)
@@ -636,6 +771,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 self.best_iter_ = self.n_iter_
                 if held_out is not None:
                     best_rows = rows_loss
+                if keep:
                     # the previous best's arrays are overwritten, not freed
                     snap = (
                         self._solver.snapshot(
@@ -648,6 +784,10 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 continue
             n_bad += 1
             if held_out is None:
+                self._solver.eta = 0.5 * self._solver.eta
+            elif worse and snap is None:
+                # no snapshot to go back to (_snapshots_fit): the epoch is
+                # kept and the next ones take half the step
                 self._solver.eta = 0.5 * self._solver.eta
             elif worse:
                 # worse beyond the held-out rows' noise: undo the epoch and
@@ -674,6 +814,9 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         if snap is not None and self.best_iter_ != self.n_iter_:
             self._undo(snap[0], 1.0)
             path = list(snap[1])
+        elif held_out is not None and not keep:
+            # without snapshots the model kept is the last one
+            self.best_iter_ = self.n_iter_
         return path
 
     def _held_out_losses(self, held_out):

@@ -14,6 +14,7 @@ from sklearn.utils import check_array
 
 from .._dsmlr_fast import ds_subepoch_32, ds_subepoch_64
 from .._prediction import SoftmaxPredictionMixin
+from .._shard_merge import merge_stats, merge_topk  # noqa: F401 (tasks)
 from .._shared._codes import Status
 from .._shared._dataset import make_dataset
 
@@ -154,31 +155,6 @@ def shard_stats(shard, X, y_enc):
     return stats, arg + shard.lo
 
 
-def _partition(parts):
-    """(M, total, weights): M the rows' largest score over the shards,
-    total = sum_p S_p e^{m_p - M}, and each shard's share S_p e^{m_p - M}
-    as an (n, P) array."""
-    m = np.stack([p[0][:, 0] for p in parts], axis=1)
-    s = np.stack([p[0][:, 1] for p in parts], axis=1)
-    top = m.max(axis=1)
-    with np.errstate(invalid="ignore", over="ignore"):
-        share = s * np.exp(m - top[:, None])
-    return top, share.sum(axis=1), share
-
-
-def merge_stats(*parts):
-    """The rows' (log-partition, true-class score, argmax) over all
-    shards from the shards' ``shard_stats``, in class order."""
-    top, total, _ = _partition(parts)
-    lse = top + np.log(total)
-    s_y = np.stack([p[0][:, 2] for p in parts], axis=1).max(axis=1)
-    m = np.stack([p[0][:, 0] for p in parts], axis=1)
-    # the first shard with the largest score: np.argmax's first index
-    first = np.argmax(m, axis=1)
-    arg = np.stack([p[1] for p in parts], axis=1)[np.arange(m.shape[0]), first]
-    return lse, s_y, arg
-
-
 def shard_topk(shard, X, k):
     """The shard's ``k`` (at most its classes) most probable classes of
     each row, global indices, with their probabilities within the shard,
@@ -187,29 +163,6 @@ def shard_topk(shard, X, k):
     index, proba = shard._evaluate(X, "topk", k=kk)
     stats, _ = shard._evaluate(X, "stats")
     return stats, index + shard.lo, proba
-
-
-def merge_topk(k, *parts):
-    """The rows' k most probable classes over all shards and their
-    probabilities: each shard's probabilities times its share of the
-    partition function, then the candidates sorted by probability, ties
-    to the lower class (as the single-process kernel)."""
-    _, total, share = _partition(parts)
-    dtype = parts[0][2].dtype
-    scale = share / total[:, None]
-    proba = np.concatenate(
-        [
-            (p[2].astype(np.float64) * scale[:, j : j + 1]).astype(dtype)
-            for j, p in enumerate(parts)
-        ],
-        axis=1,
-    )
-    index = np.concatenate([p[1] for p in parts], axis=1)
-    order = np.lexsort((index, -proba), axis=1)[:, :k]
-    return (
-        np.take_along_axis(index, order, axis=1),
-        np.take_along_axis(proba, order, axis=1),
-    )
 
 
 def merged_lse(merged):

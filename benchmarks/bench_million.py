@@ -1,0 +1,262 @@
+"""A million classes on one machine (issue 34, item 5).
+
+``SoftmaxClassifier(random_state=0)`` at K = 1,000,000 classes, D = 2,048
+features, float32 (W: 8 GB), on synthetic sparse rows, in one process:
+``fit``, then ``predict_topk(k=5)`` and ``log_loss`` on held-apart test
+rows, then a fresh estimator's ``partial_fit`` of one batch with
+``classes=np.arange(K)``. For each: CPU and wall seconds, the peak RSS
+(VmHWM, reset before each by writing 5 to /proc/self/clear_refs, as
+``_harness._reset_peak_rss``) and its ratio to the bytes of X (the
+training rows) plus W; the target is at most 1.3. The fit's epochs are
+listed (seconds of the epoch, of the held-out scoring after it, held-out
+log-loss), so that no pass costing more than one epoch goes unseen; the
+test log-loss is printed beside the class prior's.
+
+The data: ``make_softmax_classification(n_features=2048, density=0.01,
+dtype=float32)`` with about ``--rows-per-class`` rows per class; the
+classes are drawn from a slightly larger set and exactly K of those seen
+in training are kept (their rows; labels 0..K-1): every class has a
+training row, and the rows are still exact draws of a softmax model over
+the kept classes. ``--test-rows`` further rows of kept classes are the
+test set.
+
+Usage (about 40 minutes on 2 cores; needs about 11 GB free)::
+
+    nice -n 10 python benchmarks/bench_million.py
+    python benchmarks/bench_million.py --n-classes 100000   # a rehearsal
+"""
+
+import argparse
+import gc
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from _harness import _peak_rss_bytes, _reset_peak_rss
+
+import sksoftmax
+from sksoftmax import SoftmaxClassifier
+from sksoftmax.datasets import make_softmax_classification
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def make_data(n_classes, n_features, rows_per_class, n_test, seed=0):
+    """(X, y, X_test, y_test, note): exactly n_classes training classes."""
+    # a class is seen in training with probability 1 - exp(-rows_per_class)
+    seen = 1.0 - np.exp(-rows_per_class)
+    n_gen = int(np.ceil(n_classes / seen * 1.01))
+    n_rows = int(rows_per_class * n_gen) + 4 * n_test
+    X, y = make_softmax_classification(
+        n_samples=n_rows, n_features=n_features, n_classes=n_gen,
+        density=0.01, random_state=seed, dtype=np.float32,
+    )
+    n_train = n_rows - 4 * n_test
+    counts = np.bincount(y[:n_train], minlength=n_gen)
+    present = np.flatnonzero(counts)
+    if present.shape[0] < n_classes:
+        raise SystemExit(
+            f"{present.shape[0]} classes seen < {n_classes}: raise "
+            "--rows-per-class"
+        )
+    keep = np.zeros(n_gen, dtype=bool)
+    keep[np.random.RandomState(seed).choice(present, n_classes,
+                                            replace=False)] = True
+    label = np.cumsum(keep) - 1
+    train = np.flatnonzero(keep[y[:n_train]])
+    test = n_train + np.flatnonzero(keep[y[n_train:]])[:n_test]
+    X_train, y_train = X[train], label[y[train]]
+    X_test, y_test = X[test], label[y[test]]
+    del X, y
+    gc.collect()
+    note = (
+        f"make_softmax_classification(n_samples={n_rows}, n_features="
+        f"{n_features}, n_classes={n_gen}, density=0.01, random_state="
+        f"{seed}, dtype=float32); the rows of {n_classes} of the "
+        f"{present.shape[0]} classes seen in the first {n_train} rows kept"
+    )
+    return X_train, y_train, X_test, y_test, note
+
+
+def x_bytes(X):
+    return X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+
+
+class Measure:
+    """CPU s, wall s and peak RSS of a block (VmHWM reset at entry)."""
+
+    def __enter__(self):
+        gc.collect()
+        self.rss0 = _reset_peak_rss()
+        self.cpu, self.wall = time.process_time(), time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.cpu = time.process_time() - self.cpu
+        self.wall = time.perf_counter() - self.wall
+        self.peak = _peak_rss_bytes()
+        return False
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--n-classes", type=int, default=1_000_000)
+    parser.add_argument("--n-features", type=int, default=2048)
+    parser.add_argument("--rows-per-class", type=float, default=2.0)
+    parser.add_argument("--test-rows", type=int, default=5000)
+    parser.add_argument("--batch-rows", type=int, default=100_000)
+    parser.add_argument("--max-iter", type=int, default=None,
+                        help="bound the fit's epochs (default: the "
+                        "estimator's max_iter=100)")
+    parser.add_argument("--out", default=None)
+    parser.add_argument("--memory-gib", type=float, default=None,
+                        help="a rehearsal at fewer classes: the memory "
+                        "SoftmaxClassifier believes the machine has")
+    args = parser.parse_args()
+    if args.memory_gib:
+        from sksoftmax import _softmax
+
+        _softmax._available_memory = lambda: int(args.memory_gib * 2**30)
+    K, D = args.n_classes, args.n_features
+    out = Path(args.out) if args.out else RESULTS / (
+        "million.md" if K == 1_000_000 else f"million_{K}.md"
+    )
+    lines = []
+
+    def say(text=""):
+        print(text, flush=True)
+        lines.append(text)
+
+    start = time.perf_counter()
+    X, y, X_test, y_test, note = make_data(
+        K, D, args.rows_per_class, args.test_rows
+    )
+    w_bytes = K * D * 4
+    xw = x_bytes(X) + w_bytes
+    say(f"# {K:,} classes on one machine (issue 34, item 5)")
+    say()
+    say("Command: python benchmarks/bench_million.py " + " ".join(
+        sys.argv[1:]) + ".")
+    say()
+    say(f"Data: {note} ({time.perf_counter() - start:.0f} s to make).")
+    say(
+        f"Training: {X.shape[0]:,} rows x {D} features, "
+        f"{X.nnz / X.shape[0]:.1f} nonzeros per row, X {x_bytes(X) / 1e9:.3f}"
+        f" GB (CSR float32, int32 indices); W {w_bytes / 1e9:.3f} GB "
+        f"(float32); X + W {xw / 1e9:.3f} GB. Test: {X_test.shape[0]:,} "
+        "rows."
+    )
+    say(
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, "
+        f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.1f}"
+        f" GiB, no swap; Python {platform.python_version()}, numpy "
+        f"{np.__version__}, sksoftmax {sksoftmax.__version__}."
+    )
+    prior = np.bincount(y, minlength=K) / y.shape[0]
+    prior_loss = float(-np.log(prior[y_test]).mean())
+    say(f"Class-prior test log-loss {prior_loss:.4f} (log K = "
+        f"{np.log(K):.4f}).")
+    say()
+    rows = []
+
+    def record(name, m, extra=""):
+        rows.append(
+            f"| {name} | {m.cpu:.1f} | {m.wall:.1f} | {m.rss0 / 1e9:.2f} | "
+            f"{m.peak / 1e9:.2f} | "
+            f"{m.peak / xw:.3f} | {extra} |"
+        )
+        print(rows[-1], flush=True)
+
+    params = {} if args.max_iter is None else {"max_iter": args.max_iter}
+    clf = SoftmaxClassifier(random_state=0, verbose=1, **params)
+    # the fit's own figures: seconds of each held-out scoring
+    scoring = []
+    held_out_losses = clf._held_out_losses
+
+    def timed(held_out):
+        t = time.perf_counter()
+        value = held_out_losses(held_out)
+        scoring.append(time.perf_counter() - t)
+        return value
+
+    clf._held_out_losses = timed
+    epochs = []
+
+    def on_epoch(est):
+        epochs.append(time.perf_counter())
+
+    clf._epoch_callback = on_epoch
+    with Measure() as m:
+        t0 = time.perf_counter()
+        clf.fit(X, y)
+    fit_m = m
+    # (the closures hold clf: dropped, so that its W is freed below)
+    del clf._held_out_losses, clf._epoch_callback, held_out_losses, timed
+    n_val = len(clf.validation_loss_ or [])
+    record(
+        f"fit ({clf.solver_}, {clf.n_iter_} epochs: {n_val} held-out "
+        f"phase + {clf.n_iter_ - n_val} refit)", m,
+    )
+    with Measure() as m:
+        labels, proba = clf.predict_topk(X_test, k=5)
+    top5 = float(np.mean(np.any(labels == y_test[:, None], axis=1)))
+    record(f"predict_topk(k=5), {X_test.shape[0]} rows", m,
+           f"top-5 accuracy {top5:.4f}")
+    with Measure() as m:
+        loss = clf.log_loss(X_test, y_test)
+    record(f"log_loss, {X_test.shape[0]} rows", m,
+           f"{loss:.4f} (class prior {prior_loss:.4f})")
+    solver = clf.solver_
+    params_used = clf._solver.estimator.get_params() if solver != "exact" \
+        else {}
+    curve = list(clf.validation_loss_ or [])
+    del clf
+    gc.collect()
+
+    batch = slice(0, min(args.batch_rows, X.shape[0]))
+    pf = SoftmaxClassifier(random_state=0)
+    with Measure() as m:
+        pf.partial_fit(X[batch], y[batch], classes=np.arange(K))
+    record(f"partial_fit, {batch.stop} rows, classes=np.arange(K)", m,
+           f"one pass: {pf.solver_}")
+    del pf
+    gc.collect()
+
+    say("| operation | CPU s | wall s | RSS before GB | peak RSS GB | "
+        "peak / (X + W) | |")
+    say("|---|---|---|---|---|---|---|")
+    for r in rows:
+        say(r)
+    say()
+    say(
+        f"The fit's solver: {solver!r}"
+        + (f", momentum={params_used.get('momentum')}" if params_used else "")
+        + "."
+    )
+    say()
+    # per epoch: wall seconds between ends minus the held-out scoring
+    ends = np.diff(np.r_[t0, epochs])
+    say("| epoch | wall s (epoch end to epoch end) | held-out log-loss |")
+    say("|---|---|---|")
+    for i, s in enumerate(ends):
+        say(
+            f"| {i + 1} | {s:.1f} | "
+            + (f"{curve[i]:.4f}" if i < len(curve) else "(refit)")
+            + " |"
+        )
+    say()
+    say(
+        "The held-out scorings, in order (s; each after an epoch, with "
+        "'exact' the first is the starting model's): "
+        + ", ".join(f"{s:.1f}" for s in scoring)
+    )
+    say(f"Whole run {time.perf_counter() - start:.0f} s.")
+    out.write_text("\n".join(lines) + "\n")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

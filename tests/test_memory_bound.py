@@ -1,0 +1,172 @@
+"""A million classes on one machine (issue 34, item 5), on small problems:
+solver='auto' drops SCENT's momentum and the undo's snapshot when W and
+their copies would not fit in the memory, the held-out rows cost at most a
+share of an epoch, the refit holds one W, and evaluation by class shards
+equals the row-block path."""
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+import sklearn
+
+from sksoftmax import SCENTClassifier, SoftmaxClassifier
+from sksoftmax import _softmax
+from sksoftmax._expert_solver import ExpertSolver
+from sksoftmax.datasets import make_softmax_classification
+
+
+@pytest.fixture(scope="module")
+def costly():
+    # ~770 classes seen x ~750 nonzeros: > 5e5 multiply-adds a row
+    X, y = make_softmax_classification(
+        n_samples=1500, n_features=2000, n_classes=1000, density=1.0,
+        background_exponent=0.0, random_state=0, dtype=np.float32,
+    )
+    return X, np.unique(y, return_inverse=True)[1]
+
+
+def _w_bytes(X, y):
+    return (y.max() + 1) * X.shape[1] * X.dtype.itemsize
+
+
+def test_auto_keeps_scent_momentum_when_memory_allows(costly):
+    X, y = costly
+    clf = SoftmaxClassifier(random_state=0)
+    clf._choose_solver_verbosely(y.max() + 1, X)
+    assert clf.solver_ == "scent" and clf._solver_params == {}
+    clf._rng = np.random.RandomState(0)
+    assert clf._make_solver("scent", 1).estimator.momentum == 0.1
+
+
+def test_auto_drops_momentum_and_snapshots_when_memory_is_short(
+    costly, monkeypatch, capsys
+):
+    X, y = costly
+    w = _w_bytes(X, y)
+    # W and V, twice, exceed half the memory; W twice still fits
+    monkeypatch.setattr(_softmax, "_available_memory", lambda: int(7 * w))
+    clf = SoftmaxClassifier(random_state=0, max_iter=2, verbose=1)
+    clf._choose_solver_verbosely(y.max() + 1, X)
+    assert clf._solver_params == {"momentum": 1.0}
+    assert "momentum=1.0" in capsys.readouterr().out
+    # and below W twice: neither V nor a snapshot
+    monkeypatch.setattr(_softmax, "_available_memory", lambda: int(3 * w))
+    snapshots = []
+    monkeypatch.setattr(
+        ExpertSolver, "snapshot", lambda self, into=None: snapshots.append(1)
+    )
+    clf = SoftmaxClassifier(random_state=0, max_iter=3, tol=None)
+    clf.fit(X, y)
+    assert clf.solver_ == "scent"
+    est = clf._solver.estimator
+    assert est.momentum == 1.0 and not hasattr(est, "_velocity")
+    assert snapshots == []
+    # the kept model is the last epoch of the held-out phase
+    assert clf.best_iter_ == len(clf.validation_loss_)
+    # the user's solver='scent' keeps its own default
+    clf = SoftmaxClassifier(solver="scent", random_state=0)
+    clf._choose_solver_verbosely(y.max() + 1, X)
+    assert clf._solver_params == {}
+
+
+def test_held_out_rows_cost_at_most_a_share_of_an_epoch(costly, monkeypatch):
+    X, y = costly
+    sizes = []
+    split = SoftmaxClassifier._split
+
+    def spy(self, y_enc, n_classes, n_val):
+        sizes.append(n_val)
+        return split(self, y_enc, n_classes, n_val)
+
+    monkeypatch.setattr(SoftmaxClassifier, "_split", spy)
+    clf = SoftmaxClassifier(
+        random_state=0, max_iter=1, tol=None, validation_fraction=0.5
+    ).fit(X, y)
+    n_val, n = sizes[0], X.shape[0]
+    assert n_val < 0.5 * n
+    nnz1 = X.nnz / n + 1
+    # scoring: K (nnz + 1) a row; the epoch: 2 x 128 classes x (nnz + 1)
+    # a training row (SCENT's minibatch)
+    held_out = n_val * (y.max() + 1) * nnz1
+    epoch = 2 * (n - int(np.ceil(0.5 * n))) * 128 * nnz1
+    assert held_out <= _softmax.VALIDATION_COST_SHARE * epoch
+    assert n_val >= _softmax.MIN_VALIDATION_ROWS
+    assert len(clf.validation_loss_) == 1
+    # 'exact': the cap does not bind at the default fraction
+    Xs, ys = X[:, :20], y % 10
+    sizes.clear()
+    SoftmaxClassifier(random_state=0, max_iter=1, tol=None).fit(Xs, ys)
+    assert sizes[0] == int(np.ceil(0.1 * n))
+
+
+def test_the_refit_holds_one_w(costly, monkeypatch):
+    """While the refit runs, no earlier expert (the held-out phase's
+    model or a snapshot) is alive."""
+    X, y = costly
+    seen, in_refit, alive = [], [], []
+    epoch = ExpertSolver.epoch
+    refit = SoftmaxClassifier._refit
+
+    def spy_epoch(self, *args):
+        if in_refit:
+            gc.collect()
+            alive.append(
+                sum(r() is not None and r() is not self.estimator
+                    for r in seen)
+            )
+        seen.append(weakref.ref(self.estimator))
+        return epoch(self, *args)
+
+    def spy_refit(self, *args):
+        in_refit.append(True)
+        return refit(self, *args)
+
+    monkeypatch.setattr(ExpertSolver, "epoch", spy_epoch)
+    monkeypatch.setattr(SoftmaxClassifier, "_refit", spy_refit)
+    clf = SoftmaxClassifier(random_state=0, max_iter=3, tol=None).fit(X, y)
+    assert clf.solver_ == "scent" and alive and max(alive) == 0
+
+
+@pytest.mark.parametrize("solver", ["exact", "scent"])
+def test_evaluation_by_class_shards_equals_row_blocks(solver, monkeypatch):
+    from sksoftmax import _prediction
+
+    monkeypatch.setattr(_prediction, "MIN_SHARD_CLASSES", 5)
+    X, y = make_softmax_classification(
+        n_samples=400, n_features=300, n_classes=200, density=0.05,
+        random_state=1,
+    )
+    clf = SoftmaxClassifier(solver=solver, random_state=0, max_iter=3)
+    clf.fit(X[:300], y[:300])
+    # the classes seen in training (log_loss needs them)
+    test = np.isin(y[300:], clf.classes_)
+    Xt, yt = X[300:][test], y[300:][test]
+    y_enc = np.searchsorted(clf.classes_, yt)
+    ref = dict(
+        nll=clf._evaluate(Xt, "nll", y_enc=y_enc),
+        argmax=clf._evaluate(Xt, "argmax"),
+        stats=clf._evaluate(Xt, "stats", y_enc=y_enc),
+        topk=clf._evaluate(Xt, "topk", k=7),
+    )
+    assert clf._class_shards(Xt) == 1
+    with sklearn.config_context(working_memory=0.02):
+        # 300 columns' worth of 200 classes: ~23 shards of 9 classes
+        assert clf._class_shards(Xt) > 10
+        nll = clf._evaluate(Xt, "nll", y_enc=y_enc)
+        argmax = clf._evaluate(Xt, "argmax")
+        stats, arg = clf._evaluate(Xt, "stats", y_enc=y_enc)
+        index, proba = clf._evaluate(Xt, "topk", k=7)
+        log_loss = clf.log_loss(Xt, yt)
+    np.testing.assert_allclose(nll, ref["nll"], rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(argmax, ref["argmax"])
+    np.testing.assert_array_equal(arg, ref["stats"][1])
+    # (max, sum of exp, true score): the same model of the partition
+    lse = stats[:, 0] + np.log(stats[:, 1])
+    ref_lse = ref["stats"][0][:, 0] + np.log(ref["stats"][0][:, 1])
+    np.testing.assert_allclose(lse, ref_lse, rtol=1e-12)
+    np.testing.assert_allclose(stats[:, 2], ref["stats"][0][:, 2])
+    np.testing.assert_array_equal(index, ref["topk"][0])
+    np.testing.assert_allclose(proba, ref["topk"][1], rtol=1e-10)
+    assert log_loss == pytest.approx(clf.log_loss(Xt, yt), rel=1e-12)
