@@ -192,9 +192,9 @@ def main():
     with Measure() as m:
         t0 = time.perf_counter()
         clf.fit(X, y)
-    fit_m = m
     # (the closures hold clf: dropped, so that its W is freed below)
-    del clf._held_out_losses, clf._epoch_callback, held_out_losses, timed
+    del clf._held_out_losses, clf._epoch_callback, timed
+    held_out_losses = None
     n_val = len(clf.validation_loss_ or [])
     record(
         f"fit ({clf.solver_}, {clf.n_iter_} epochs: {n_val} held-out "

@@ -33,6 +33,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from ._shard_merge import merge_stats, merge_topk
 from ._shared._evaluation import (
     FULL_MODES,
     dense_rows_32,
@@ -45,7 +46,6 @@ from ._shared._evaluation import (
     sparse_rows_32,
     sparse_rows_64,
 )
-from ._shard_merge import merge_stats, merge_topk
 from ._shared._openmp import effective_n_threads, openmp_enabled
 
 # the evaluation kernels by (coef_ is float64, result is float64) / dtype

@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 import sklearn
 
-from sksoftmax import SCENTClassifier, SoftmaxClassifier
-from sksoftmax import _softmax
+from sksoftmax import SoftmaxClassifier, _softmax
 from sksoftmax._expert_solver import ExpertSolver
 from sksoftmax.datasets import make_softmax_classification
 
