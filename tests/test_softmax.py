@@ -127,6 +127,44 @@ def test_held_out_rows_leave_every_class_a_training_row():
         clf._split(np.arange(10), 10, 1)
 
 
+def test_without_a_refit_held_out_rows_are_drawn_as_test_rows(monkeypatch):
+    # no refit follows (at most REFIT_MIN_SHARE held out): the held-out
+    # phase's model is returned, so the held-out rows are a plain random
+    # draw, a class's only row included
+    y = np.repeat(np.arange(50), [1, 2, 3, 4, 40] * 10)
+    clf = SoftmaxClassifier(random_state=0)
+    singles = np.flatnonzero(np.isin(y, np.arange(0, 50, 5)))
+    drawn = np.zeros(y.shape[0], dtype=int)
+    for seed in range(200):
+        clf._rng = np.random.RandomState(seed)
+        val, train = clf._split(y, 50, 25, keep_class_rows=False)
+        assert np.intersect1d(val, train).size == 0
+        assert np.union1d(val, train).size == y.shape[0]
+        drawn[val] += 1
+    # every row, the single rows of their classes too, drawn at the rate
+    # 25 / 500 (200 draws: mean 10 each)
+    assert drawn[singles].sum() > 0
+    assert abs(drawn.mean() - 10.0) < 1e-9
+    # fit takes that split when the held-out rows are at most 1% of the
+    # rows: 20 of 3,000 here
+    calls = []
+    split = SoftmaxClassifier._split
+
+    def spy(self, y, n_classes, n_val, keep_class_rows=True):
+        calls.append(keep_class_rows)
+        return split(self, y, n_classes, n_val, keep_class_rows)
+
+    monkeypatch.setattr(SoftmaxClassifier, "_split", spy)
+    X, yy = make_softmax_classification(
+        n_samples=3000, n_features=30, n_classes=5, random_state=0
+    )
+    SoftmaxClassifier(
+        random_state=0, validation_fraction=20 / 3000, max_iter=2
+    ).fit(X, yy)
+    SoftmaxClassifier(random_state=0, max_iter=2).fit(X, yy)
+    assert calls == [False, True]
+
+
 @pytest.mark.parametrize("dense", [False, True])
 def test_exact_solver_reaches_the_penalised_optimum(problem, dense):
     X, y, _, _ = problem
