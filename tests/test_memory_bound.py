@@ -75,9 +75,9 @@ def test_held_out_rows_cost_at_most_a_share_of_an_epoch(costly, monkeypatch):
     sizes = []
     split = SoftmaxClassifier._split
 
-    def spy(self, y_enc, n_classes, n_val):
+    def spy(self, y_enc, n_classes, n_val, *args):
         sizes.append(n_val)
-        return split(self, y_enc, n_classes, n_val)
+        return split(self, y_enc, n_classes, n_val, *args)
 
     monkeypatch.setattr(SoftmaxClassifier, "_split", spy)
     clf = SoftmaxClassifier(
