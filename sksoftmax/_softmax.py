@@ -379,8 +379,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             return self.solver, "solver given"
         nnz = _mean_nnz(X)
         madds = n_classes * (nnz + float(self.fit_intercept))
-        itemsize = np.dtype(X.dtype).itemsize
-        memory = 2.0 * n_classes * X.shape[1] * itemsize
+        memory = 2.0 * self._weight_bytes(n_classes, X)
         available = _available_memory()
         if madds > EXACT_MAX_MADDS:
             return SAMPLED_DEFAULT, (
