@@ -14,6 +14,7 @@ import os
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
@@ -145,16 +146,25 @@ def test_fit_reaches_the_single_process_objective(fitted):
     assert got < start
 
 
-def test_constant_step_reaches_the_single_process_objective(fitted):
-    """DS-MLR with one global step (learning_rate='constant', eta0='auto'
-    then halved at each worse epoch): same optimum, same tolerance
-    (measured 0.03% after 30 epochs)."""
+def test_step_pilot_runs_on_the_cluster(fitted):
+    """eta0='auto': SoftmaxClassifier's pilot rule as DS-MLR passes on the
+    cluster: every step of its grid tried on the first rows, the winner
+    among the two best of stage 1, and the fit from it reaching the
+    single-process objective within the same tolerance."""
+    from sksoftmax._softmax import PILOT_ETAS
+
     X, y, single, _ = fitted
-    est = DistributedSoftmaxClassifier(
-        learning_rate="constant", alpha=1e-3, max_iter=30, random_state=0
-    )
+    X2 = sp.vstack([X] * 3).tocsr() if sp.issparse(X) else np.vstack([X] * 3)
+    y2 = np.concatenate([y] * 3)
+    est = DistributedSoftmaxClassifier(alpha=1e-3, max_iter=30, random_state=0)
     with pytest.warns(Warning, match="max_iter"):
-        est.fit(X, y)
+        est.fit(X2, y2)
+    tried = dict(est.eta0_trials_)
+    assert set(PILOT_ETAS) <= set(tried)
+    best_two = sorted(tried, key=tried.get)[:2]
+    # eta_ is the winner, halved once per undone epoch
+    halvings = np.log2(np.array(best_two) / est.eta_)
+    assert np.any(np.isclose(halvings, np.round(halvings)) & (halvings >= 0))
     opt = single.objective(X, y)
     assert opt - 1e-9 <= est.objective(X, y) <= 1.005 * opt
 

@@ -1,6 +1,7 @@
 """The kernels behind ``sksoftmax.distributed`` against NumPy references
 (no dask needed): the evaluation's per-row 'stats' mode that a class shard
-sends, and the DS-MLR sub-epoch (``_dsmlr_fast.pyx.tp``)."""
+sends, and the DS-MLR sub-epoch: the exact solver's epoch in its
+class-block mode (``_exact_fast.pyx.tp``)."""
 
 import numpy as np
 import pytest
@@ -8,13 +9,21 @@ import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import logsumexp
 
-from sksoftmax._dsmlr_fast import ds_subepoch_32, ds_subepoch_64
+from sksoftmax._exact_fast import (
+    exact_epoch32,
+    exact_epoch64,
+    exact_finalize32,
+    exact_finalize64,
+)
 from sksoftmax._shared._dataset import make_dataset
 from sksoftmax.distributed._worker import ClassShard, merge_stats, merge_topk
 
 pytestmark = pytest.mark.kernel
 
-KERNELS = {np.float64: ds_subepoch_64, np.float32: ds_subepoch_32}
+KERNELS = {
+    np.float64: (exact_epoch64, exact_finalize64),
+    np.float32: (exact_epoch32, exact_finalize32),
+}
 
 
 def _problem(dtype, sparse, n=40, d=12, k=9, seed=0):
@@ -78,140 +87,161 @@ def test_merged_shards_equal_the_whole_model(dtype):
     assert_allclose(proba, top_p, rtol=10 * rtol)
 
 
-def _reference_subepoch(X, W, c, y, b_row, lo, eta, alpha, fit_intercept):
-    """Rows in order: scores, partial log-partition, then the row's SGD
-    step on sum_k exp(s_k + b_i) - s_y + alpha/2 ||W_block||^2."""
+def _reference_block(X, W, c, y, rest, lo, eta, alpha, eps, fit_intercept):
+    """The class-block sub-epoch in NumPy, rows in order: L2 decay of
+    every feature at every row (what the kernel's lazy decay equals), the
+    block's scores, the partition with the other blocks' part
+    ``rest = (R, R2, z_y)`` as the row saw it, the AdaGrad-norm step with
+    the row's whole sum of squared coefficients (the block's, plus
+    e^{R2 - 2 lse} and, label elsewhere, 1 - 2 p_y), and the block's
+    log-partition, log sum e^{2z} and z_y before and after the row's step
+    (recomputed from the updated W)."""
+    R, R2, zyr = rest
     X = np.asarray(X.todense() if sp.issparse(X) else X, dtype=np.float64)
     W = W.astype(np.float64).copy()
     c = c.astype(np.float64).copy()
     n = X.shape[0]
-    lse = np.empty(n)
-    sy = np.zeros(n)
-    for i in range(n):
-        s = W @ X[i] + c
-        lse[i] = logsumexp(s)
-        yl = y[i] - lo
-        inside = 0 <= yl < W.shape[0]
-        if inside:
-            sy[i] = s[yl]
-        g = np.exp(s + b_row[i])
-        if inside:
-            g[yl] -= 1.0
-        W *= max(1.0 - eta * alpha, 0.0)
-        W -= eta * np.outer(g, X[i])
-        if fit_intercept:
-            c -= eta * g
-    return W, c, lse, sy
-
-
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("sparse", [True, False])
-# alpha=50: factor 0.5 per row, the lazy scale folds below 1e-9 (row 30)
-@pytest.mark.parametrize("alpha", [0.0, 0.05, 50.0])
-@pytest.mark.parametrize("fit_intercept", [True, False])
-def test_subepoch_matches_numpy(dtype, sparse, alpha, fit_intercept):
-    X, W, b, y = _problem(dtype, sparse)
-    lo, hi = 2, 6
-    block = ClassShard(W[lo:hi], b[lo:hi], lo=lo)
-    rng = np.random.RandomState(1)
-    S = np.asarray(X.astype(np.float64) @ W.T.astype(np.float64)) + b
-    # b_i near its closed form -log sum_k exp(s_ik), as after an epoch
-    b_row = -logsumexp(S, axis=1) + 0.3 * rng.randn(X.shape[0])
-    eta = 0.01
-    W_ref, c_ref, lse_ref, sy_ref = _reference_subepoch(
-        X, W[lo:hi], b[lo:hi], y, b_row, lo, eta, alpha, fit_intercept
-    )
-    kernel = KERNELS[dtype]
-    Wt = np.ascontiguousarray(W[lo:hi].T)
-    intercept = b[lo:hi].copy()
-    lse = np.empty(X.shape[0])
-    sy = np.zeros(X.shape[0])
-    opts = {"eta": eta, "alpha": alpha, "fit_intercept": fit_intercept,
-            "shuffle": False, "seed": 0, "adagrad": False, "eps": 1e-8}
-    status, _, _ = kernel(make_dataset(X), Wt, intercept,
-                          block.local_labels(y), b_row, lse, sy, opts)
-    assert status == 0
-    rtol = 1e-10 if dtype == np.float64 else 2e-4
-    assert_allclose(Wt.T, W_ref, rtol=rtol, atol=rtol)
-    assert_allclose(intercept, c_ref, rtol=rtol, atol=rtol)
-    assert_allclose(lse, lse_ref, rtol=rtol, atol=rtol)
-    assert_allclose(sy, sy_ref, rtol=rtol, atol=rtol)
-
-
-def test_subepoch_shuffle_visits_every_row_once_and_reports_overflow():
-    X, W, b, y = _problem(np.float64, sparse=False)
-    opts = {"eta": 0.0, "alpha": 0.0, "fit_intercept": True,
-            "shuffle": True, "seed": 7, "adagrad": False, "eps": 1e-8}
-    lse = np.full(X.shape[0], np.nan)
-    sy = np.zeros(X.shape[0])
-    Wt, intercept = np.ascontiguousarray(W.T), b.copy()
-    status, _, _ = ds_subepoch_64(make_dataset(X), Wt, intercept,
-                                  y.astype(np.intp), np.zeros(X.shape[0]),
-                                  lse, sy, opts)
-    # eta = 0: W unchanged, and every row's partial log-partition written
-    assert status == 0
-    assert_array_equal(Wt.T, W)
-    assert_allclose(lse, logsumexp(X @ W.T + b, axis=1), rtol=1e-12)
-    # a b_i far too large: the exponent passes the threshold, status 1
-    status, bad_row, bad_value = ds_subepoch_64(
-        make_dataset(X), np.ascontiguousarray(W.T), b.copy(), y.astype(np.intp),
-        np.full(X.shape[0], 800.0), lse, sy, dict(opts, eta=0.1))
-    assert status == 1 and bad_row >= 0 and bad_value > 700
-
-
-def _reference_adagrad(X, W, c, y, b_row, lo, eta, alpha, eps):
-    """The AdaGrad-norm sub-epoch in NumPy, L2 decay applied to every
-    feature at every row (what the kernel's lazy decay equals)."""
-    X = np.asarray(X.todense() if sp.issparse(X) else X, dtype=np.float64)
-    W = W.astype(np.float64).copy()
-    c = c.astype(np.float64).copy()
     G = np.zeros(X.shape[1])
     Gb = 0.0
-    for i in range(X.shape[0]):
+    out = {k: np.zeros(n) for k in ("lse", "sy", "after", "after2", "zy")}
+    for i in range(n):
         rate = eta / np.sqrt(eps + G)
         W *= np.where(G > 0, np.exp(-rate * alpha), 1.0)[None, :]
         s = W @ X[i] + c
-        g = np.exp(s + b_row[i])
+        out["lse"][i] = logsumexp(s)
+        lse = np.logaddexp(out["lse"][i], R[i])
+        g = np.exp(s - lse)
         yl = y[i] - lo
-        if 0 <= yl < W.shape[0]:
+        inside = 0 <= yl < W.shape[0]
+        extra = np.exp(R2[i] - 2 * lse)
+        if inside:
+            out["sy"][i] = s[yl]
             g[yl] -= 1.0
-        c2 = g @ g
+        else:
+            extra += 1.0 - 2.0 * np.exp(zyr[i] - lse)
+        c2 = g @ g + max(extra, 0.0)
         G += X[i] ** 2 * c2
         W -= np.outer(g, X[i] * eta / np.sqrt(eps + G))
-        Gb += c2
-        c -= eta / np.sqrt(eps + Gb) * g
-    return W, c, G, Gb
+        if fit_intercept:
+            Gb += c2
+            c -= eta / np.sqrt(eps + Gb) * g
+        s_after = W @ X[i] + c
+        out["after"][i] = logsumexp(s_after)
+        out["after2"][i] = logsumexp(2 * s_after)
+        out["zy"][i] = s_after[yl] if inside else zyr[i]
+    return W, c, G, Gb, out
+
+
+def _run_block(dtype, X, W, c, y_local, rest, eta, alpha, fit_intercept,
+               order=None, n_threads=1):
+    epoch, finalize = KERNELS[dtype]
+    Wt = np.ascontiguousarray(W.T)
+    intercept = c.copy()
+    n = X.shape[0]
+    G, tau_last, scalars = np.zeros(X.shape[1]), np.zeros(X.shape[1]), np.zeros(2)
+    buf = np.empty((8, n))
+    buf[0], buf[4], buf[5] = rest
+    buf[7] = buf[5]
+    opts = {"eta": eta, "alpha": alpha, "eps": 1e-8,
+            "fit_intercept": fit_intercept, "n_threads": n_threads,
+            "chunk_intercept": True}
+    if order is None:
+        order = np.arange(n, dtype=np.intp)
+    status, *_ = epoch(make_dataset(X), Wt, intercept, G, tau_last, scalars,
+                       np.asarray(y_local, dtype=np.intp), order, opts, buf)
+    finalize(Wt, G, tau_last, scalars[0], opts)
+    return status, Wt.T, intercept, G, scalars, buf
+
+
+def _no_rest(n):
+    return np.full(n, -np.inf), np.full(n, -np.inf), np.zeros(n)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("sparse", [True, False])
 @pytest.mark.parametrize("alpha", [0.0, 0.5])
-def test_adagrad_subepoch_matches_numpy(dtype, sparse, alpha):
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_block_subepoch_matches_numpy(dtype, sparse, alpha, fit_intercept):
     X, W, b, y = _problem(dtype, sparse)
     lo, hi = 2, 6
     block = ClassShard(W[lo:hi], b[lo:hi], lo=lo)
+    rng = np.random.RandomState(1)
     S = np.asarray(X.astype(np.float64) @ W.T.astype(np.float64)) + b
-    b_row = -logsumexp(S, axis=1)
-    eta, eps = 0.3, 1e-8
-    W_ref, c_ref, G_ref, Gb_ref = _reference_adagrad(
-        X, W[lo:hi], b[lo:hi], y, b_row, lo, eta, alpha, eps
+    # the other blocks as a row last saw them: near their values now
+    others = np.concatenate([S[:, :lo], S[:, hi:]], axis=1)
+    n = X.shape[0]
+    rest = (
+        logsumexp(others, axis=1) + 0.3 * rng.randn(n),
+        logsumexp(2 * others, axis=1) + 0.3 * rng.randn(n),
+        S[np.arange(n), y] + 0.3 * rng.randn(n),
     )
-    Wt = np.ascontiguousarray(W[lo:hi].T)
-    intercept = b[lo:hi].copy()
-    G, tau_last, scalars = np.zeros(X.shape[1]), np.zeros(X.shape[1]), np.zeros(2)
-    lse, sy = np.empty(X.shape[0]), np.zeros(X.shape[0])
-    opts = {"eta": eta, "alpha": alpha, "fit_intercept": True,
-            "shuffle": False, "seed": 0, "adagrad": True, "eps": eps}
-    status, _, _ = KERNELS[dtype](make_dataset(X), Wt, intercept,
-                                  block.local_labels(y), b_row, lse, sy, opts,
-                                  G, tau_last, scalars)
+    eta, eps = 0.3, 1e-8
+    W_ref, c_ref, G_ref, Gb_ref, ref = _reference_block(
+        X, W[lo:hi], b[lo:hi], y, rest, lo, eta, alpha, eps, fit_intercept
+    )
+    status, Wk, ck, G, scalars, buf = _run_block(
+        dtype, X, W[lo:hi], b[lo:hi], block.local_labels(y), rest, eta,
+        alpha, fit_intercept,
+    )
     assert status == 0
-    rtol = 1e-10 if dtype == np.float64 else 2e-4
-    assert_allclose(Wt.T, W_ref, rtol=rtol, atol=rtol)
-    assert_allclose(intercept, c_ref, rtol=rtol, atol=rtol)
+    rtol = 1e-10 if dtype == np.float64 else 1e-4
+    assert_allclose(Wk, W_ref, rtol=rtol, atol=rtol)
+    assert_allclose(ck, c_ref, rtol=rtol, atol=rtol)
     assert_allclose(G, G_ref, rtol=rtol)
-    assert_allclose(scalars, [X.shape[0] if alpha > 0 else 0.0, Gb_ref],
-                    rtol=rtol)
-    if alpha > 0:
-        # every feature brought to the end's tau
-        assert np.all(tau_last == X.shape[0])
+    assert_allclose(scalars[1], Gb_ref if fit_intercept else 0.0, rtol=rtol)
+    assert_allclose(buf[1], ref["lse"], rtol=rtol, atol=rtol)
+    assert_allclose(buf[2], ref["sy"], rtol=rtol, atol=rtol)
+    assert_allclose(buf[3], ref["after"], rtol=rtol, atol=rtol)
+    assert_allclose(buf[6], ref["after2"], rtol=rtol, atol=rtol)
+    assert_allclose(buf[7], ref["zy"], rtol=rtol, atol=rtol)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_one_block_is_the_exact_softmax_epoch(dtype):
+    """Every class in the block and lse_rest = -inf: the block mode's step
+    is the plain exact epoch's (the same W to rounding), and its
+    log-partitions are the rows' own."""
+    X, W, b, y = _problem(dtype, sparse=True)
+    epoch, finalize = KERNELS[dtype]
+    opts = {"eta": 0.5, "alpha": 0.0, "eps": 1e-8, "fit_intercept": True,
+            "n_threads": 1, "chunk_intercept": True}
+    Wt, intercept = np.ascontiguousarray(W.T), b.copy()
+    G, tl, sc = np.zeros(X.shape[1]), np.zeros(X.shape[1]), np.zeros(2)
+    order = np.arange(X.shape[0], dtype=np.intp)
+    epoch(make_dataset(X), Wt, intercept, G, tl, sc, y.astype(np.intp),
+          order, opts)
+    status, Wk, ck, _, _, buf = _run_block(
+        dtype, X, W, b, y, _no_rest(X.shape[0]), 0.5, 0.0, True
+    )
+    assert status == 0
+    rtol = 1e-12 if dtype == np.float64 else 1e-5
+    assert_allclose(Wk, Wt.T, rtol=rtol, atol=rtol)
+    assert_allclose(ck, intercept, rtol=rtol, atol=rtol)
+
+
+def test_block_subepoch_reports_overflow():
+    X, W, b, y = _problem(np.float64, sparse=False)
+    # scores far past the exponent's threshold with the label in the
+    # block (a diverged block): the row's loss exceeds it, status 1
+    status, *_ = _run_block(np.float64, X, 1e4 * W, b, y, _no_rest(40), 0.1,
+                            0.0, True)
+    assert status == 1
+
+
+def test_block_subepoch_threads_visit_every_row_once():
+    """With threads every row writes its parts once (eta = 0: they are
+    the rows' log-partitions over the block at the unchanged W)."""
+    X, W, b, y = _problem(np.float64, sparse=True, n=900)
+    lo, hi = 3, 8
+    block = ClassShard(W[lo:hi], b[lo:hi], lo=lo)
+    order = np.random.RandomState(0).permutation(X.shape[0]).astype(np.intp)
+    status, Wk, _, _, _, buf = _run_block(
+        np.float64, X, W[lo:hi], b[lo:hi], block.local_labels(y),
+        (np.zeros(X.shape[0]), np.zeros(X.shape[0]), np.zeros(X.shape[0])),
+        0.0, 0.0, True, order=order, n_threads=2,
+    )
+    assert status == 0
+    S = np.asarray(X @ W[lo:hi].T) + b[lo:hi]
+    assert_allclose(buf[1], logsumexp(S, axis=1), rtol=1e-12)
+    assert_allclose(buf[3], logsumexp(S, axis=1), rtol=1e-12)
+    assert_array_equal(Wk, W[lo:hi])

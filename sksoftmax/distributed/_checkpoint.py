@@ -1,5 +1,5 @@
 """The client-side checkpoint of a DS-MLR fit: the class blocks (with
-their AdaGrad state) and the rows' b_i of the last completed epoch.
+their AdaGrad state) and the rows' partial log-partitions of the last completed epoch.
 
 Kept on the client, not on the workers' disks: the client is the one
 process whose loss ends the fit anyway, while a lost worker (a preempted

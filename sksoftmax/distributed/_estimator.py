@@ -14,12 +14,16 @@ travel to the shards instead (Megatron's vocabulary-parallel evaluation):
   exactly. ``predict_topk`` sends the shard's own top k instead;
   ``predict_proba`` sends, after the per-row log-partitions went back to
   the shards, the (rows, K_p) probability blocks it has to return.
-- fit (DS-MLR, Raman et al. 2019): P row blocks, each with its rows'
-  b_i = log a_i, stay on their workers; in inner round r worker p runs
-  the sub-epoch of ``_dsmlr_fast`` on class block (p + r) mod P, which
-  then moves on to worker p - 1 (a ring), as the future of the task that
-  updated it. After P rounds every row has met every class block and its
-  b_i is set in closed form from the blocks' partial log-partitions.
+- fit (DS-MLR, Raman et al. 2019): P row blocks stay on their workers,
+  each with its rows' log-partition over each class block as last seen
+  (a (P, n) array: b_i = -log of their sum of exponentials); in inner
+  round r worker p runs the sub-epoch (``_exact_fast``'s class-block
+  mode) on class block (p + r) mod P, which then moves on to worker
+  p - 1 (a ring), as the
+  future of the task that updated it. Within the sub-epoch each row's
+  b_i is re-minimised with the block's current scores and the others'
+  as last seen, and the block's entry is refreshed; after P rounds every
+  row has met every class block.
 
 Class blocks move as futures pinned to workers, not as actors: a task's
 result is immutable, so a block can be checkpointed or kept to undo a
@@ -29,10 +33,11 @@ client), and the sub-epochs of a round run in parallel without any lock.
 An actor would hold its block in place and serialise every call through
 one worker's event loop.
 
-Faults: after each kept epoch the class blocks and the rows' b_i are
-checkpointed on the client (``_checkpoint.Checkpoint``: its memory or a
-directory). The client's waits notice a worker that left the cluster
-(its pinned tasks would wait forever) or results cancelled with it; the
+Faults: after each kept epoch the class blocks and the rows' partial
+log-partitions are checkpointed on the client
+(``_checkpoint.Checkpoint``: its memory or a directory). The client's
+waits notice a worker that left the cluster (its pinned tasks would wait
+forever) or results cancelled with it; the
 fit then rebuilds the row blocks on the workers there, restores the
 checkpoint and the loop's state (step, counters, random stream) and runs
 on from the last completed epoch, with a RuntimeWarning.
@@ -60,9 +65,6 @@ from .._shared._codes import Status
 from . import _worker as W
 from ._checkpoint import Checkpoint
 
-# eta0='auto': the step is this over the rows' mean ||x||^2 (+ 1 with an
-# intercept): a row's step then moves its scores by about this much
-ETA_AUTO = 0.5
 # AdaGrad's epsilon, the exact solver's
 EPS = 1e-8
 # how often a fit waiting for its tasks checks that its workers are there
@@ -107,14 +109,12 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         on its rows from the same W, and W is averaged after each epoch
         (iterative parameter mixing). Either way the fitted model is then
         split by classes for prediction.
-    learning_rate : {'adagrad', 'constant'}, default='adagrad'
-        DS-MLR's steps: the exact solver's per-feature AdaGrad-norm steps
-        eta0 / sqrt(eps + G_j) (state kept per class block), or one
-        constant step eta0. 'mixing' always runs the exact solver.
     eta0 : 'auto' or float, default='auto'
-        The step; 'auto': the exact solver's step without pilot (1.0),
-        or 0.5 / mean(||x||^2 + 1) with learning_rate='constant'. Halved
-        after an epoch that raised the objective (that epoch is undone).
+        The scale of the exact solver's per-feature AdaGrad-norm steps
+        eta0 / sqrt(eps + G_j) (DS-MLR: state kept per class block).
+        'auto': ``SoftmaxClassifier``'s step pilot, run on the cluster
+        (:ref:`distributed`). Halved after an epoch that raised the
+        objective (that epoch is undone).
     alpha : float, default=0.0
         L2 penalty: the objective is log-loss + alpha/2 ||W||^2.
     max_iter : int, default=100
@@ -183,7 +183,6 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
     _parameter_constraints = {
         "n_shards": [Interval(Integral, 1, None, closed="left"), None],
         "strategy": [StrOptions({"dsmlr", "mixing"})],
-        "learning_rate": [StrOptions({"adagrad", "constant"})],
         "eta0": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -203,7 +202,6 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         *,
         n_shards=None,
         strategy="dsmlr",
-        learning_rate="adagrad",
         eta0="auto",
         alpha=0.0,
         max_iter=100,
@@ -219,7 +217,6 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
     ):
         self.n_shards = n_shards
         self.strategy = strategy
-        self.learning_rate = learning_rate
         self.eta0 = eta0
         self.alpha = alpha
         self.max_iter = max_iter
@@ -461,17 +458,19 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         self.shard_workers_ = [
             workers[p % len(workers)] for p in range(len(self.class_ranges_))
         ]
-        rows, b_rows = self._place_rows(
+        rows, partials = self._place_rows(
             client, blocks, sizes, y_enc, dtype, intercept, P
         )
         # the rows hold their own copy: the input blocks are released
         del blocks
         if self.strategy == "mixing":
             shards = self._zero_shards(client, dtype, intercept)
-            self._fit_mixing(client, rows, shards, intercept, y_enc, K, P)
+            eta = self._eta(client, rows, partials, P, dtype, intercept)
+            del partials
+            self._fit_mixing(client, rows, shards, intercept, y_enc, K, P, eta)
             self._client = client
             return self
-        eta = self._eta(client, rows)
+        eta = self._eta(client, rows, partials, P, dtype, intercept)
         # the objective at the start (W = 0, intercepts c): the log-loss
         # sum_i (log sum_k e^{c_k} - c_{y_i}) / n; an epoch above it is
         # undone like any worse epoch
@@ -486,8 +485,8 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         source = (X, y_enc, dtype, intercept, n_blocks)
         # handed over in a list that _fit_epochs empties: this frame keeps
         # no future (which would keep its data on the workers)
-        held = [rows, b_rows]
-        del rows, b_rows
+        held = [rows, partials]
+        del rows, partials
         try:
             self._fit_epochs(client, held, eta, P, start, ckpt, source)
         finally:
@@ -502,8 +501,7 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         return [
             client.submit(
                 W.zero_shard, b - a, self.n_features_in_, dtype,
-                intercept[a:b].copy(), a, self.n_jobs,
-                self.learning_rate == "adagrad", workers=[w], pure=False,
+                intercept[a:b].copy(), a, self.n_jobs, workers=[w], pure=False,
             )
             for (a, b), w in zip(self.class_ranges_, self.shard_workers_)
         ]
@@ -511,10 +509,15 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
     def _place_rows(self, client, blocks, sizes, y_enc, dtype, intercept, P):
         """The P row blocks (the input blocks assigned round robin to the
         workers, concatenated there with their encoded labels) and their
-        starting b_i, as futures pinned to ``shard_workers_``'s worker p."""
+        rows' starting log-partitions per class block (W = 0: the block's
+        log sum of exp(c_k)), as futures pinned to ``shard_workers_``'s
+        worker p."""
         bounds = np.concatenate([[0], np.cumsum(sizes)])
-        rows, b_rows = [], []
-        lse0 = float(np.logaddexp.reduce(np.asarray(intercept, np.float64)))
+        rows, partials = [], []
+        start = {
+            "intercept": np.asarray(intercept, np.float64),
+            "ranges": np.asarray(self.class_ranges_, dtype=np.intp),
+        }
         for p in range(P):
             w = self.shard_workers_[p]
             mine = list(range(p, len(blocks), P))
@@ -525,21 +528,20 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
                 for i in mine
             ]
             r = client.submit(
-                _row_block, lse0, dtype, *pairs, workers=[w], pure=False
+                _row_block, start, dtype, *pairs, workers=[w], pure=False
             )
             rows.append(r)
-            b_rows.append(client.submit(W.initial_b, r, workers=[w], pure=False))
-        return rows, b_rows
+            partials.append(
+                client.submit(W.initial_partials, r, workers=[w], pure=False)
+            )
+        return rows, partials
 
-    def _fit_mixing(self, client, rows, shards, intercept, y_enc, K, P):
+    def _fit_mixing(self, client, rows, shards, intercept, y_enc, K, P, eta):
         """Iterative parameter mixing: every worker runs one epoch of the
         exact solver on its rows from the mixed W, then W and b are
         averaged (one W per worker travels each way per epoch)."""
-        from .._softmax import ETA_NO_PILOT
-
         workers = self.shard_workers_
         rng = check_random_state(self.random_state)
-        eta = ETA_NO_PILOT if self.eta0 == "auto" else float(self.eta0)
         states = [
             client.submit(
                 W.mix_setup, rows[p], K, intercept, eta, float(self.alpha),
@@ -644,23 +646,133 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
                 _convergence_warning(),
             )
 
-    def _eta(self, client, rows):
+    def _eta(self, client, rows, partials, P, dtype, intercept):
         if self.eta0 != "auto":
             return float(self.eta0)
-        if self.learning_rate == "adagrad":
-            from .._softmax import ETA_NO_PILOT
+        return self._pilot(client, rows, partials, P, dtype, intercept)
 
+    def _pilot(self, client, rows, partials, P, dtype, intercept):
+        """The AdaGrad step scale by the single-process estimator's pilot
+        rule (``SoftmaxClassifier._pilot``, its constants), each trial a
+        DS-MLR pass over a sample of the rows from W = 0 on the cluster.
+
+        Stage 1: every candidate of PILOT_ETAS (walking on past an end of
+        the grid while the winner is there) trains on the first m / 2 rows
+        of a random order (each worker's share of them from its own row
+        block) and is scored by the progressive log-loss of the next
+        m / 2, m = min(PILOT_MAX_ROWS, n / 5); stage 2: the two best go
+        on over the next PILOT_RACE_ROWS x m rows, the lower progressive
+        log-loss there wins. The fit then starts from W = 0 with the
+        winner: the pilot costs about one epoch and a half at n = 5 m,
+        less beyond (at most 5 m + 10 m rows), and holds no W of its own
+        besides the trial's blocks.
+        """
+        from .._softmax import (
+            ETA_NO_PILOT,
+            PILOT_ETAS,
+            PILOT_MAX_EXTEND,
+            PILOT_MAX_ROWS,
+            PILOT_MIN_ROWS,
+            PILOT_RACE_ROWS,
+        )
+
+        ring = list(self.shard_workers_)
+        sizes = self._collect(
+            client, ring, [client.submit(W.n_rows_of, r, pure=False) for r in rows]
+        )
+        n = int(sum(sizes))
+        m = min(PILOT_MAX_ROWS, n // len(PILOT_ETAS))
+        if m < PILOT_MIN_ROWS:
+            if self.verbose:
+                print(f"eta0='auto': {n} rows are too few for the pilot; "
+                      f"using {ETA_NO_PILOT:g}")
             return ETA_NO_PILOT
-        sums = client.gather([client.submit(_sq_norm_sum, r) for r in rows])
-        n = sum(s[1] for s in sums)
-        mean = sum(s[0] for s in sums) / max(n, 1) + float(self.fit_intercept)
-        return ETA_AUTO / max(mean, 1e-12)
+        rng = check_random_state(self.random_state)
+        # each worker's share of the parts (first, second, race), as row
+        # blocks of its own rows in a random order
+        cuts = np.array([0, m // 2, m, (1 + PILOT_RACE_ROWS) * m], dtype=float)
+        parts = []
+        for p in range(P):
+            share = np.minimum(np.round(cuts * sizes[p] / n).astype(int), sizes[p])
+            order = rng.permutation(sizes[p])
+            parts.append([
+                client.submit(
+                    W.take_rows, rows[p], partials[p], order[a:b],
+                    workers=[ring[p]], pure=False,
+                )
+                for a, b in zip(share[:-1], share[1:])
+            ])
+        seeds = rng.randint(0, 2**63 - 1, size=(P, P), dtype=np.int64)
+
+        def run(eta, n_parts):
+            """The progressive log-loss of the last of the first
+            ``n_parts`` parts, each a DS-MLR pass from where the previous
+            left the blocks, the first from W = 0."""
+            shards = self._zero_shards(client, dtype, intercept)
+            offset, ends = 0, None
+            for k in range(n_parts):
+                sub = [client.submit(W.first, part[k], pure=False,
+                                     workers=[ring[p]])
+                       for p, part in enumerate(parts)]
+                subp = [client.submit(W.second, part[k], pure=False,
+                                      workers=[ring[p]])
+                        for p, part in enumerate(parts)]
+                shards, ends, _ = self._submit_epoch(
+                    client, ring, sub, subp, shards, seeds, eta, offset, P
+                )
+                offset = (offset - 1) % P
+            summaries = self._collect(client, ring, list(ends))
+            if max(s_[2] for s_ in summaries) != Status.STATUS_OK:
+                return np.inf
+            loss = sum(s_[0] for s_ in summaries) / max(
+                sum(s_[1] for s_ in summaries), 1
+            )
+            return float(loss) if np.isfinite(loss) else np.inf
+
+        results = {}
+        for eta in PILOT_ETAS:
+            results[eta] = run(eta, 2)
+        ratio = PILOT_ETAS[1] / PILOT_ETAS[0]
+        for _ in range(PILOT_MAX_EXTEND):
+            etas = sorted(results)
+            finite = [e for e in etas if results[e] < np.inf]
+            if not finite:
+                new = etas[0] / ratio
+            else:
+                lead = min(finite, key=results.get)
+                if lead == etas[-1]:
+                    new = etas[-1] * ratio
+                elif lead == etas[0]:
+                    new = etas[0] / ratio
+                else:
+                    break
+            results[new] = run(new, 2)
+        self.eta0_trials_ = np.array(sorted(results.items()))
+        ranked = sorted((v, e) for e, v in results.items() if v < np.inf)[:2]
+        if not ranked:
+            return min(results)
+        finals = []
+        if len(ranked) > 1 and cuts[2] < n:
+            finals = sorted((run(e, 3), e) for _, e in ranked)
+            eta = finals[0][1]
+        else:
+            eta = ranked[0][1]
+        if self.verbose:
+            tried = ", ".join(f"{e:.3g}: {v:.4g}" for e, v in sorted(results.items()))
+            line = f"eta0='auto': pilot on {m} rows, progressive log-loss {{{tried}}}"
+            if finals:
+                line += f"; on the next {int(cuts[3] - cuts[2])} rows " + ", ".join(
+                    f"{e:.3g}: {v:.4g}" for v, e in finals
+                )
+            print(line + f"; using {eta:.3g}")
+        return float(eta)
 
     def _fit_epochs(self, client, held, eta, P, start, ckpt, source):
         """DS-MLR's epochs, each checkpointed (``ckpt``) once kept; a lost
         worker makes the loop resume from the last completed epoch.
-        ``held``: [row blocks, their b_i], emptied here."""
-        rows, b_rows = held
+        ``held``: [row blocks, their partial log-partitions], emptied
+        here."""
+        rows, partials = held
         held.clear()
         # the class blocks start at zero, made on their workers by tasks
         shards = self._zero_shards(client, source[2], source[3])
@@ -683,8 +795,8 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             try:
                 tic = time.perf_counter()
                 seeds = rng.randint(0, 2**63 - 1, size=(P, P), dtype=np.int64)
-                blocks, ends = self._submit_epoch(
-                    client, ring, rows, b_rows, shards, seeds, eta, offset, P
+                blocks, ends, new_partials = self._submit_epoch(
+                    client, ring, rows, partials, shards, seeds, eta, offset, P
                 )
                 if ckpt is not None:
                     # the undo reads the checkpoint: the workers keep only
@@ -696,26 +808,26 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
                     client, ring, blocks, ends, holders
                 )
                 self.n_iter_ = epoch + 1
-                # a worse epoch (or an overflow) is undone: the b_i of its
-                # start are still held, its blocks are in the checkpoint
-                # (or still held without one)
+                # a worse epoch (or an overflow) is undone: the partial
+                # log-partitions of its start are still held, its blocks
+                # are in the checkpoint (or still held without one)
                 accepted, best, eta, no_change = self._judge_epoch(
                     epoch, tic, objective, best, eta, no_change
                 )
                 if accepted:
                     shards = blocks
-                    b_rows = [
-                        client.submit(W.row_b, e, workers=[ring[p]], pure=False)
-                        for p, e in enumerate(ends)
-                    ]
+                    partials = new_partials
                     offset = (offset - 1) % P
                     if ckpt is not None:
                         self._save_checkpoint(client, ring, ckpt, epoch + 1,
-                                              shards, b_rows)
+                                              shards, partials)
                 elif ckpt is not None:
                     shards = self._restore_shards(
                         client, ckpt, done["saved"], ring, offset, source
                     )
+                # an undone epoch's blocks leave the workers now, not when
+                # the next epoch rebinds these names
+                blocks = ends = new_partials = None
             except _WorkerLost as lost:
                 failures += 1
                 if ckpt is None:
@@ -740,7 +852,7 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
                 rng.set_state(done["rng"])
                 self.loss_curve_ = list(done["curve"])
                 self.n_iter_ = epoch
-                client, ring, rows, b_rows, shards = self._resume(
+                client, ring, rows, partials, shards = self._resume(
                     client, ckpt, done, source, P, n_workers
                 )
                 continue
@@ -777,19 +889,21 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             "curve": list(self.loss_curve_), "saved": saved,
         }
 
-    def _submit_epoch(self, client, ring, rows, b_rows, shards, seeds, eta,
+    def _submit_epoch(self, client, ring, rows, partials, shards, seeds, eta,
                       offset, P):
         """Submit the P rounds of one epoch: in round r worker p trains
-        block (p + offset + r) mod P, which then moves to worker p - 1.
-        Returns the futures of the epoch's blocks and of its rows' ends."""
+        block (p + offset + r) mod P, which then moves to worker p - 1;
+        each sub-epoch refreshes its rows' partial log-partition of the
+        block it trained. Returns the futures of the epoch's blocks, of its
+        rows' summaries and of their partial log-partitions."""
         blocks = list(shards)
+        partials = list(partials)
         parts = [[] for _ in range(P)]
         base = {
             "eta": eta,
             "alpha": float(self.alpha),
             "fit_intercept": bool(self.fit_intercept),
             "shuffle": bool(self.shuffle),
-            "adagrad": self.learning_rate == "adagrad",
             "eps": EPS,
         }
         done = [None] * P
@@ -804,12 +918,16 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
                 # neighbour (it holds the one it made, the one it trains)
                 after = () if done[(p - 1) % P] is None else (done[(p - 1) % P],)
                 res = client.submit(
-                    W.subepoch, rows[p], blocks[q], b_rows[p], opts, *after,
+                    W.subepoch, rows[p], blocks[q], partials[p], q, opts, *after,
                     workers=[ring[p]], pure=False,
                 )
                 new[q] = client.submit(W.first, res, workers=[ring[p]], pure=False)
                 parts[p].append(
                     client.submit(W.second, res, workers=[ring[p]], pure=False)
+                )
+                partials[p] = client.submit(
+                    W.update_partials, partials[p], q, parts[p][-1],
+                    workers=[ring[p]], pure=False,
                 )
             done = [
                 client.submit(W.token, part[-1], workers=[ring[p]], pure=False)
@@ -821,14 +939,12 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
                           pure=False)
             for p in range(P)
         ]
-        return blocks, ends
+        return blocks, ends, partials
 
     def _epoch_objective(self, client, ring, blocks, ends, holders):
         """The epoch's training objective from its rows' sums (np.inf after
         an overflow); the squared norms computed where the blocks are."""
-        summaries = self._collect(
-            client, ring, [client.submit(W.end_summary, e, pure=False) for e in ends]
-        )
+        summaries = self._collect(client, ring, list(ends))
         if max(s[2] for s in summaries) != Status.STATUS_OK:
             return np.inf
         sq = sum(self._collect(
@@ -891,8 +1007,9 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
                 f"Worker(s) {', '.join(lost)} left the cluster."
             ) from cause
 
-    def _save_checkpoint(self, client, ring, ckpt, epoch, shards, b_rows):
-        """The kept epoch's class blocks (one at a time) and b_i, written
+    def _save_checkpoint(self, client, ring, ckpt, epoch, shards, partials):
+        """The kept epoch's class blocks (one at a time) and the rows'
+        partial log-partitions, written
         to a new slot that replaces the previous one once complete."""
         # in memory: all blocks in one gather; to files: one at a time
         step = P = len(shards)
@@ -902,13 +1019,11 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             for q, shard in enumerate(
                 self._collect(client, ring, list(shards[lo : lo + step])), lo
             ):
-                arrays = [shard.coef_, shard.intercept_]
-                if shard.adagrad is not None:
-                    arrays.extend(shard.adagrad)
+                arrays = [shard.coef_, shard.intercept_, *shard.adagrad]
                 ckpt.save(epoch, f"shard{q}", arrays)
             del shard, arrays
-        for p, b in enumerate(self._collect(client, ring, list(b_rows))):
-            ckpt.save(epoch, f"b{p}", [b])
+        for p, part in enumerate(self._collect(client, ring, list(partials))):
+            ckpt.save(epoch, f"partials{p}", [part])
         ckpt.commit(epoch)
 
     def _restore_shards(self, client, ckpt, saved, ring, offset, source):
@@ -933,7 +1048,8 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         RESUME_WAIT seconds) for the cluster to have its workers back (a
         nanny restarts a dead worker), then place the row blocks anew on
         the workers there (from X: in-memory blocks were scattered and lost
-        with their worker) and the checkpoint's blocks and b_i."""
+        with their worker) and the checkpoint's blocks and partial
+        log-partitions."""
         X, y_enc, dtype, intercept, n_blocks = source
         try:
             client.wait_for_workers(n_workers, timeout=RESUME_WAIT)
@@ -946,18 +1062,20 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         sizes = self._collect(
             client, ring, [client.submit(W.n_rows, b, pure=False) for b in blocks]
         )
-        rows, b_rows = self._place_rows(
+        rows, partials = self._place_rows(
             client, blocks, sizes, y_enc, dtype, intercept, P
         )
         if done["saved"]:
-            b_rows = [
-                client.scatter(ckpt.load(f"b{p}")[0], workers=[ring[p]], hash=False)
+            partials = [
+                client.scatter(
+                    ckpt.load(f"partials{p}")[0], workers=[ring[p]], hash=False
+                )
                 for p in range(P)
             ]
         shards = self._restore_shards(
             client, ckpt, done["saved"], ring, done["offset"], source
         )
-        return client, ring, rows, b_rows, shards
+        return client, ring, rows, partials, shards
 
     # -------------------------------------------------------- evaluation
     def _evaluate_blocks(self, X, y=None):
@@ -1266,23 +1384,18 @@ def _convergence_warning():
     return ConvergenceWarning
 
 
-def _row_block(lse0, dtype, *pairs):
+def _row_block(start, dtype, *pairs):
     """A worker's row block from its (X, y_enc) pieces: one X (CSR or
-    dense, ``dtype``), the labels, and b_i = -log sum_k exp(c_k) (W = 0)."""
+    dense, ``dtype``), the labels, and each row's view of every class
+    block at W = 0 (``start``: the intercepts and the blocks' ranges;
+    ``W.initial_partials_of``)."""
     X, y = W.concat_rows(*pairs)
     if sp.issparse(X):
         X = X.astype(dtype, copy=False).tocsr()
     else:
         X = np.ascontiguousarray(X, dtype=dtype)
-    return {"X": X, "y": np.asarray(y, dtype=np.intp),
-            "b": np.full(X.shape[0], -lse0)}
-
-
-def _sq_norm_sum(rows):
-    X = rows["X"]
-    if sp.issparse(X):
-        return float(X.multiply(X).sum()), X.shape[0]
-    return float(np.einsum("ij,ij->", X, X, dtype=np.float64)), X.shape[0]
+    y = np.asarray(y, dtype=np.intp)
+    return {"X": X, "y": y, "partials": W.initial_partials_of(y, **start)}
 
 
 __all__ = ["DistributedSoftmaxClassifier"]

@@ -12,13 +12,23 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_array
 
-from .._dsmlr_fast import ds_subepoch_32, ds_subepoch_64
+from .._exact_fast import (
+    exact_epoch32,
+    exact_epoch64,
+    exact_finalize32,
+    exact_finalize64,
+)
 from .._prediction import SoftmaxPredictionMixin
 from .._shard_merge import merge_stats, merge_topk  # noqa: F401 (tasks)
 from .._shared._codes import Status
 from .._shared._dataset import make_dataset
 
-_SUBEPOCH = {np.dtype(np.float64): ds_subepoch_64, np.dtype(np.float32): ds_subepoch_32}
+# the exact solver's epoch in its class-block mode, and its final decay
+_EPOCH = {np.dtype(np.float64): exact_epoch64, np.dtype(np.float32): exact_epoch32}
+_FINALIZE = {
+    np.dtype(np.float64): exact_finalize64,
+    np.dtype(np.float32): exact_finalize32,
+}
 
 
 class ClassShard(SoftmaxPredictionMixin):
@@ -36,7 +46,7 @@ class ClassShard(SoftmaxPredictionMixin):
             coef = np.ascontiguousarray(coef)
         self.coef_ = coef
         # DS-MLR's per-feature step state of the block (G, tau_last,
-        # [tau, G_b]), travelling with it; None without adagrad
+        # [tau, G_b]), travelling with it; None in a model only predicting
         self.adagrad = adagrad
         self.intercept_ = np.ascontiguousarray(intercept, dtype=self.coef_.dtype)
         self.classes_ = np.arange(self.coef_.shape[0])
@@ -54,15 +64,12 @@ def make_shard(coef, intercept, lo, n_jobs=None):
     return ClassShard(coef, intercept, lo, n_jobs)
 
 
-def zero_shard(n_classes, n_features, dtype, intercept, lo, n_jobs=None,
-               adagrad=False):
+def zero_shard(n_classes, n_features, dtype, intercept, lo, n_jobs=None):
     """A class block of zeros made on its worker by a task (recomputable
     from its lineage, unlike scattered data), stored transposed as the
-    sub-epoch keeps it, with a fresh AdaGrad state if ``adagrad``."""
+    sub-epoch keeps it, with a fresh AdaGrad state."""
     Wt = np.zeros((n_features, n_classes), dtype=dtype)
-    state = None
-    if adagrad:
-        state = (np.zeros(n_features), np.zeros(n_features), np.zeros(2))
+    state = (np.zeros(n_features), np.zeros(n_features), np.zeros(2))
     return ClassShard(Wt.T, np.asarray(intercept, dtype=dtype), lo, n_jobs,
                       state)
 
@@ -72,7 +79,7 @@ def shard_from_arrays(lo, n_jobs, coef, intercept, *adagrad):
     intercepts and, with AdaGrad, its step state), stored transposed as the
     sub-epoch keeps it."""
     Wt = np.ascontiguousarray(np.asarray(coef).T)
-    state = tuple(np.array(a, copy=True) for a in adagrad) if adagrad else None
+    state = tuple(np.array(a, copy=True) for a in adagrad)
     return ClassShard(Wt.T, np.asarray(intercept), lo, n_jobs, state)
 
 
@@ -194,27 +201,99 @@ def pair(X, y):
     return X, y
 
 
-def subepoch(rows, block, b_row, opts, *after):
-    """One (row block, class block) sub-epoch of DS-MLR on a copy of the
-    class block; returns (the updated block, (lse_part, sy_part, status,
-    bad_value)). ``after``: tokens of the tasks it waits for (unused)."""
+def subepoch(rows, block, partials, q, opts, *after):
+    """One (row block, class block ``q``) sub-epoch of DS-MLR on a copy of
+    the class block: the exact solver's epoch in its class-block mode
+    (``_exact_fast``: each row's softmax over the block's classes and the
+    other blocks' last-seen part of the partition), on ``n_jobs``
+    threads, then its final L2 decay. ``partials`` (P, n): each row's
+    ``partials`` (2P + 1, n): what each row last saw of each class
+    block (its log sum of e^z, then its log sum of e^{2z}) and its
+    label's score; the blocks other than ``q`` give the kernel's view of
+    the rest. Returns (the updated block, (lse_part, sy_part, status,
+    bad_value, seen)): the block's log-partition before each row's step,
+    its true-class score (0 when the label is elsewhere), and ``seen``
+    (the kernel's rows 3, 6, 7: after the row's step) for
+    ``update_partials``. ``after``: tokens of the tasks it waits for
+    (unused)."""
+    from .._shared._openmp import effective_n_threads
+
     # a copy, transposed (D, K_b): the kernel's layout
     Wt = np.array(block.coef_.T, order="C", copy=True)
     intercept = np.array(block.intercept_, copy=True)
-    ds = make_dataset(rows["X"])
-    n = rows["X"].shape[0]
-    lse = np.empty(n)
-    sy = np.zeros(n)
+    G, tau_last, scalars = (np.array(a, copy=True) for a in block.adagrad)
+    X = rows["X"]
+    n = X.shape[0]
+    buf = np.empty((8, n))
+    buf[0], buf[4], buf[5] = rest_partition(partials, q)
+    buf[7] = buf[5]
+    buf[2] = 0.0
     y_local = block.local_labels(rows["y"])
-    state = None
-    if opts["adagrad"]:
-        state = tuple(a.copy() for a in block.adagrad)
-    status, bad_row, bad_value = _SUBEPOCH[Wt.dtype](
-        ds, Wt, intercept, y_local, b_row, lse, sy, opts,
-        *(state if state is not None else ())
+    order = (
+        np.random.default_rng(opts["seed"]).permutation(n)
+        if opts["shuffle"]
+        else np.arange(n)
+    ).astype(np.intp)
+    eopts = {
+        "eta": opts["eta"],
+        "alpha": opts["alpha"],
+        "eps": opts["eps"],
+        "fit_intercept": opts["fit_intercept"],
+        "n_threads": effective_n_threads(block.n_jobs),
+        "chunk_intercept": True,
+    }
+    status, _, _, _, bad_value = _EPOCH[Wt.dtype](
+        make_dataset(X), Wt, intercept, G, tau_last, scalars, y_local, order,
+        eopts, buf,
     )
-    new = ClassShard(Wt.T, intercept, block.lo, block.n_jobs, state)
-    return new, (lse, sy, int(status), float(bad_value))
+    _FINALIZE[Wt.dtype](Wt, G, tau_last, scalars[0], eopts)
+    new = ClassShard(Wt.T, intercept, block.lo, block.n_jobs,
+                     (G, tau_last, scalars))
+    return new, (buf[1], buf[2], int(status), float(bad_value), buf[[3, 6, 7]])
+
+
+def rest_partition(partials, q):
+    """What each row last saw of the class blocks other than ``q``: log
+    sum of e^z, log sum of e^{2z} (both -inf with one block), and its
+    label's score (``partials`` (2P + 1, n), see ``subepoch``)."""
+    P = (partials.shape[0] - 1) // 2
+    others = [r for r in range(P) if r != q]
+    if not others:
+        none = np.full(partials.shape[1], -np.inf)
+        return none, none.copy(), partials[2 * P]
+    return (
+        np.logaddexp.reduce(partials[others], axis=0),
+        np.logaddexp.reduce(partials[[P + r for r in others]], axis=0),
+        partials[2 * P],
+    )
+
+
+def initial_partials_of(y, intercept, ranges):
+    """The rows' view of every class block at W = 0: log sum_k e^{c_k},
+    log sum_k e^{2 c_k} per block, and the label's score c_y."""
+    c = np.asarray(intercept, np.float64)
+    P = len(ranges)
+    out = np.empty((2 * P + 1, y.shape[0]))
+    for q, (a, b) in enumerate(ranges):
+        out[q] = np.logaddexp.reduce(c[a:b])
+        out[P + q] = np.logaddexp.reduce(2.0 * c[a:b])
+    out[2 * P] = c[y]
+    return out
+
+
+def update_partials(partials, q, part):
+    """``partials`` with block ``q``'s entries replaced by what a
+    sub-epoch's rows saw after their steps (a new array: a future's value
+    never changes); unchanged after an overflow, whose epoch is undone."""
+    if part[2] != Status.STATUS_OK:
+        return partials
+    P = (partials.shape[0] - 1) // 2
+    out = partials.copy()
+    seen = part[4]
+    out[q] = seen[0]
+    out[P + q] = seen[1]
+    out[2 * P] = seen[2]
+    return out
 
 
 def token(_):
@@ -231,29 +310,31 @@ def second(pair_):
 
 
 def end_epoch(rows, *parts):
-    """DS-MLR's closed-form update of the rows' b_i after the P class
-    blocks of an epoch have passed, b_i = -log sum_k exp(s_ik) from the
-    blocks' partial log-partitions; returns (b, the rows' summed
-    log-loss estimate, their number, the worst status and its value)."""
+    """The rows' summed log-loss estimate of an epoch from its P
+    sub-epochs' parts, their number, the worst status and its value."""
     status = max(p[2] for p in parts)
     if status != Status.STATUS_OK:
         bad = [p[3] for p in parts if p[2] == status][0]
-        return None, np.nan, rows["X"].shape[0], status, bad
+        return np.nan, rows["X"].shape[0], status, bad
     lse = np.logaddexp.reduce(np.stack([p[0] for p in parts]), axis=0)
     s_y = np.sum([p[1] for p in parts], axis=0)
-    return -lse, float(np.sum(lse - s_y)), rows["X"].shape[0], status, 0.0
+    return float(np.sum(lse - s_y)), rows["X"].shape[0], status, 0.0
 
 
-def row_b(end):
-    return end[0]
+def initial_partials(rows):
+    return rows["partials"]
 
 
-def end_summary(end):
-    return end[1:]
+def n_rows_of(rows):
+    return rows["X"].shape[0]
 
 
-def initial_b(rows):
-    return rows["b"]
+def take_rows(rows, partials, index):
+    """A row block of ``rows``' rows ``index`` (the step pilot's sample)
+    and their partial log-partitions: ((X, y), partials)."""
+    index = np.asarray(index, dtype=np.intp)
+    sub = {"X": rows["X"][index], "y": rows["y"][index]}
+    return sub, partials[:, index]
 
 
 # ---------------------------------------- data-parallel epochs (mixing)
