@@ -566,16 +566,27 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
                 )
                 for p in range(P)
             ]
-            new_mixed = client.submit(W.mix_average, *results, pure=False)
+            new_mixed = client.submit(
+                W.mix_average,
+                *[
+                    client.submit(W.mix_weights, r, workers=[workers[p]],
+                                  pure=False)
+                    for p, r in enumerate(results)
+                ],
+                pure=False,
+            )
             try:
                 sums = self._collect(
                     client, workers,
                     [client.submit(W.mix_summary, r, pure=False) for r in results],
                 )
-                [sq] = self._collect(
-                    client, workers,
-                    [client.submit(W.mixed_sq_norm, new_mixed, pure=False)],
-                )
+                # ||W||^2 only where the penalty reads it (a pass over W)
+                sq = 0.0
+                if self.alpha > 0:
+                    [sq] = self._collect(
+                        client, workers,
+                        [client.submit(W.mixed_sq_norm, new_mixed, pure=False)],
+                    )
             except _WorkerLost as lost:
                 raise RuntimeError(
                     f"{lost} strategy='mixing' does not resume after a lost "

@@ -363,10 +363,15 @@ def mix_epoch(solver, rows, mixed, eta, seed, shuffle):
 
     from ..exceptions import DivergenceError
 
-    s = copy.deepcopy(solver)
+    # a new state: its arrays copied once (W and b from the mixed model)
+    s = copy.copy(solver)
+    for name in solver._STATE:
+        value = getattr(solver, name)
+        if isinstance(value, np.ndarray):
+            setattr(s, name, value.copy())
     if mixed is not None:
-        np.copyto(s.Wt, mixed[0])
-        np.copyto(s.b, mixed[1])
+        s.Wt = np.array(mixed[0], copy=True)
+        s.b = np.array(mixed[1], copy=True)
     s.eta = eta
     n = rows["X"].shape[0]
     order = (
@@ -380,12 +385,25 @@ def mix_epoch(solver, rows, mixed, eta, seed, shuffle):
     return s, float(loss), float(weight)
 
 
-def mix_average(*results):
-    """Iterative parameter mixing: the mean of the workers' W and b."""
-    Wt = np.mean([r[0].Wt for r in results], axis=0, dtype=np.float64)
-    b = np.mean([r[0].b for r in results], axis=0, dtype=np.float64)
-    dtype = results[0][0].Wt.dtype
-    return Wt.astype(dtype), b.astype(dtype)
+def mix_weights(result):
+    """(W, b) of a worker's epoch: all that travels to the mixing (its
+    AdaGrad state stays on its worker)."""
+    return result[0].Wt, result[0].b
+
+
+def mix_average(*weights):
+    """Iterative parameter mixing: the mean of the workers' (W, b), W
+    summed in its own dtype (one W-sized array, no float64 copy; a single
+    worker's W is passed on as it is: a task's result is never
+    modified)."""
+    if len(weights) == 1:
+        return weights[0]
+    Wt = np.array(weights[0][0], copy=True)
+    for w in weights[1:]:
+        Wt += w[0]
+    Wt *= Wt.dtype.type(1.0 / len(weights))
+    b = np.mean([w[1] for w in weights], axis=0, dtype=np.float64)
+    return Wt, b.astype(Wt.dtype)
 
 
 def mix_summary(result):
