@@ -149,8 +149,8 @@ def test_fit_reaches_the_single_process_objective(fitted):
 def test_step_pilot_runs_on_the_cluster(fitted):
     """eta0='auto': SoftmaxClassifier's pilot rule as DS-MLR passes on the
     cluster: every step of its grid tried on the first rows, the winner
-    among the two best of stage 1, and the fit from it reaching the
-    single-process objective within the same tolerance."""
+    among stage 1's leader and its grid neighbours, and the fit from it
+    reaching the single-process objective within the same tolerance."""
     from sksoftmax._softmax import PILOT_ETAS
 
     X, y, single, _ = fitted
@@ -161,9 +161,12 @@ def test_step_pilot_runs_on_the_cluster(fitted):
         est.fit(X2, y2)
     tried = dict(est.eta0_trials_)
     assert set(PILOT_ETAS) <= set(tried)
-    best_two = sorted(tried, key=tried.get)[:2]
+    # the winner: stage 1's leader or a neighbour of it on the grid
+    etas = sorted(tried)
+    lead = etas.index(min(tried, key=tried.get))
+    racers = etas[max(lead - 1, 0) : lead + 2]
     # eta_ is the winner, halved once per undone epoch
-    halvings = np.log2(np.array(best_two) / est.eta_)
+    halvings = np.log2(np.array(racers) / est.eta_)
     assert np.any(np.isclose(halvings, np.round(halvings)) & (halvings >= 0))
     opt = single.objective(X, y)
     assert opt - 1e-9 <= est.objective(X, y) <= 1.005 * opt
