@@ -74,6 +74,14 @@ def _peak_rss(dask_worker=None):
     return 0
 
 
+def _ones(nbytes):
+    return np.ones(nbytes // 4, dtype=np.float32)
+
+
+def _nbytes(a):
+    return a.nbytes
+
+
 def load(args):
     if args.data == "tokens_small":
         from sksoftmax.datasets import make_python_tokens
@@ -218,6 +226,26 @@ def main(argv=None):
             say(f"| {label} | {epochs} | {per_epoch[name]:.3f} | {wall:.1f} | "
                 f"{losses[name]:.4f} | {held} | "
                 + ", ".join(f"{v / 2**20:.0f}" for v in rss.values()) + " |")
+            if name == "mixing2":
+                # the mixing's traffic: a W-sized array moved from one
+                # worker to the other (each worker's W to the mixing, the
+                # mixed W back, per epoch)
+                a, b = sorted(client.nthreads())
+                moves = []
+                for _ in range(3):
+                    f = client.submit(_ones, w_bytes, workers=[a], pure=False)
+                    f.result()
+                    tic = time.perf_counter()
+                    client.submit(_nbytes, f, workers=[b], pure=False).result()
+                    moves.append(time.perf_counter() - tic)
+                    del f
+                extra.append(
+                    f"- moving W ({w_bytes / 2**20:.1f} MiB) from one worker "
+                    "to the other: " + ", ".join(f"{t:.2f}" for t in moves)
+                    + " s (the mixing moves two per worker per epoch), against "
+                    f"{2.0 * Xtr.nnz * K / 2:.3g} multiply-adds per worker "
+                    "per epoch"
+                )
             if name == "dsmlr2":
                 tic = time.perf_counter()
                 top_d, p_d = dist.predict_topk(Xte, k=5)
