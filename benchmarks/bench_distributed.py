@@ -28,7 +28,8 @@ The data (``--data``): ``synthetic``, ``make_softmax_classification``
 (sparse rows, ``--n-samples`` etc.), split 80/20; or ``tokens_small``,
 ``make_python_tokens(n_classes=2000)`` (the next-token task of
 bench_defaults.py: 3.77 M training rows, 65,536 hashed features, 4
-nonzeros per row), with its own test rows.
+nonzeros per row), with its own test rows; or ``tokens``, the same at
+10,000 classes (3.97 M rows; bench_large_k.py's tokens task).
 
 Usage::
 
@@ -54,6 +55,9 @@ from _harness import fit_verbose
 
 from sksoftmax import SoftmaxClassifier
 from sksoftmax.datasets import make_softmax_classification
+
+# the next-token sets of bench_defaults.py (tokens: bench_large_k.py's)
+TOKENS = {"tokens_small": 2000, "tokens": 10000}
 
 RUNS = {
     # name: (strategy, n_shards, checkpoint)
@@ -83,11 +87,12 @@ def _nbytes(a):
 
 
 def load(args):
-    if args.data == "tokens_small":
+    if args.data in TOKENS:
         from sksoftmax.datasets import make_python_tokens
 
-        Xtr, ytr, Xte, yte = make_python_tokens(n_classes=2000, dtype=np.float32)
-        desc = "make_python_tokens(n_classes=2000), its own test rows"
+        K = TOKENS[args.data]
+        Xtr, ytr, Xte, yte = make_python_tokens(n_classes=K, dtype=np.float32)
+        desc = f"make_python_tokens(n_classes={K}), its own test rows"
     else:
         X, y = make_softmax_classification(
             n_samples=args.n_samples,
@@ -114,7 +119,7 @@ def load(args):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", choices=("synthetic", "tokens_small"),
+    parser.add_argument("--data", choices=("synthetic", *TOKENS),
                         default="synthetic")
     parser.add_argument("--n-samples", type=int, default=10000)
     parser.add_argument("--n-features", type=int, default=500)
