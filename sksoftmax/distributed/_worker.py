@@ -206,8 +206,8 @@ def subepoch(rows, block, partials, q, opts, *after):
     the class block: the exact solver's epoch in its class-block mode
     (``_exact_fast``: each row's softmax over the block's classes and the
     other blocks' last-seen part of the partition), on ``n_jobs``
-    threads, then its final L2 decay. ``partials`` (P, n): each row's
-    ``partials`` (2P + 1, n): what each row last saw of each class
+    threads, then its final L2 decay. ``partials`` (2P + 1, n): what
+    each row last saw of each class
     block (its log sum of e^z, then its log sum of e^{2z}) and its
     label's score; the blocks other than ``q`` give the kernel's view of
     the rest. Returns (the updated block, (lse_part, sy_part, status,
@@ -363,15 +363,13 @@ def mix_epoch(solver, rows, mixed, eta, seed, shuffle):
 
     from ..exceptions import DivergenceError
 
-    # a new state: its arrays copied once (W and b from the mixed model)
+    # a new state: each array copied once (W and b from the mixed model)
     s = copy.copy(solver)
+    source = {} if mixed is None else {"Wt": mixed[0], "b": mixed[1]}
     for name in solver._STATE:
-        value = getattr(solver, name)
+        value = source.get(name, getattr(solver, name))
         if isinstance(value, np.ndarray):
-            setattr(s, name, value.copy())
-    if mixed is not None:
-        s.Wt = np.array(mixed[0], copy=True)
-        s.b = np.array(mixed[1], copy=True)
+            setattr(s, name, np.array(value, copy=True))
     s.eta = eta
     n = rows["X"].shape[0]
     order = (
