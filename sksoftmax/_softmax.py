@@ -5,8 +5,10 @@ one model (the multinomial logit), ``solver=`` to choose how it is fitted,
 and defaults that adapt to the data seen while fitting rather than
 constants tuned on benchmark sets:
 
-- the solver: the exact gradient where a row's K x nnz multiply-adds are
-  few enough, otherwise a sampled-class solver (``_choose_solver``);
+- the solver: full-batch L-BFGS along a held-out path of L2 penalties
+  where the whole problem is small (``_full_batch.py``), the exact
+  gradient where a row's K x nnz multiply-adds are few enough, otherwise
+  a sampled-class solver (``_choose_solver``);
 - the step of the exact solver: per-feature AdaGrad-norm steps (the update
   of a feature's K weights is invariant to the feature's scale), their one
   scale ``eta`` picked by a short pilot on progressive (not yet trained
@@ -47,6 +49,7 @@ from ._class_weight import (
 from ._docstrings import fill_doc
 from ._exact import ExactSolver
 from ._expert_solver import ExpertSolver
+from ._full_batch import FULL_BATCH_MAX_MADDS, FullBatchSolver, n_folds
 from ._labels import encode_batch
 from ._new_classes import append_classes, grow_rows
 from ._prediction import SoftmaxPredictionMixin
@@ -55,9 +58,9 @@ from .exceptions import DivergenceError
 
 # The sampled-class solvers: name -> expert estimator class (the registry's
 # entries with a solver name). 'exact' is the exact-gradient solver of
-# _exact.py.
+# _exact.py, 'lbfgs' the full-batch solver of _full_batch.py.
 EXPERT_SOLVERS = solver_classes()
-SOLVERS = ("exact",) + tuple(EXPERT_SOLVERS)
+SOLVERS = ("exact", "lbfgs") + tuple(EXPERT_SOLVERS)
 
 # solver='auto': the exact gradient while a row costs at most this many
 # multiply-adds, n_classes x (mean nnz per row + 1) (see _choose_solver)
@@ -183,17 +186,20 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    solver : {'auto', 'exact', 'umax', 'implicit', 'scent', 'ar', \
-'bound'}, default='auto'
+    solver : {'auto', 'exact', 'lbfgs', 'umax', 'implicit', 'scent', \
+'ar', 'bound'}, default='auto'
         How the model is fitted: 'exact', the full softmax gradient of
-        every row (K x nnz multiply-adds) with per-feature adaptive steps,
-        or a sampled-class method, whose cost per row does not grow with K
+        every row (K x nnz multiply-adds) with per-feature adaptive steps;
+        'lbfgs', full-batch L-BFGS along a path of L2 penalties that the
+        held-out rows choose (``fit`` only); or a sampled-class method,
+        whose cost per row does not grow with K
         (:class:`UMaxSoftmaxClassifier`, :class:`ImplicitSGDClassifier`,
         :class:`SCENTClassifier`, :class:`ARSoftmaxClassifier`,
-        :class:`StochasticBoundClassifier`). 'auto' takes 'exact' while a
-        row costs at most 5e5 multiply-adds and W fits in half the memory,
-        else 'scent', with momentum off when W and its momentum, twice,
-        do not (in ``solver_``; :ref:`softmax_decides`).
+        :class:`StochasticBoundClassifier`). 'auto' takes 'lbfgs' while
+        its penalty path costs at most 2e9 multiply-adds, else
+        'exact' while a row costs at most 5e5 multiply-adds and W fits in
+        half the memory, else 'scent', with momentum off when W and its
+        momentum, twice, do not (in ``solver_``; :ref:`softmax_decides`).
     eta0 : 'auto' or float, default='auto'
         Initial step. For 'exact', the scale of the per-feature steps
         (a feature's first update moves its K weights by eta0 in norm);
@@ -257,9 +263,13 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         The step in use at the end of the fit.
     n_iter_ : int
         Epochs run by the last ``fit``, the refit's included (1 after
-        ``partial_fit``).
+        ``partial_fit``); for 'lbfgs', the final fit's L-BFGS iterations
+        (``max_iter`` caps each fit of the path).
     best_iter_ : int
         The held-out phase's epoch whose path was kept.
+    alpha_ : ndarray of shape (n_features,)
+        'lbfgs' only: the per-feature L2 penalty of the final fit
+        (``alpha`` plus the penalty the held-out rows chose).
     eta0_trials_ : ndarray of shape (n_trials, 2)
         The pilot's (step, progressive log-loss) pairs ('exact' with
         ``eta0='auto'``, when there were enough rows).
@@ -363,8 +373,13 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         return solver.b
 
     # --------------------------------------------------- solver choice
-    def _choose_solver(self, n_classes, X):
+    def _choose_solver(self, n_classes, X, streaming=False):
         """(name, reason) of the solver ``solver='auto'`` takes.
+
+        While the penalty path (about PATH_PASSES passes over the rows)
+        costs at most FULL_BATCH_MAX_MADDS multiply-adds, 'lbfgs', dense
+        or sparse X alike (not for ``partial_fit``, ``streaming``: one
+        pass a call).
 
         The exact gradient costs n_classes x (nnz + 1) multiply-adds and
         n_classes exponentials per row, and gives each row's full
@@ -377,6 +392,17 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         """
         if self.solver != "auto":
             return self.solver, "solver given"
+        if not streaming:
+            folds = n_folds(
+                X.shape[0], n_classes, X, self.validation_fraction
+            )
+            if folds >= 1:
+                return "lbfgs", (
+                    f"{X.shape[0]} rows x {n_classes} classes x "
+                    f"{X.shape[1]} features: the penalty path"
+                    f" costs at most {FULL_BATCH_MAX_MADDS:.3g} "
+                    f"multiply-adds ({folds} folds)"
+                )
         nnz = _mean_nnz(X)
         madds = n_classes * (nnz + float(self.fit_intercept))
         memory = 2.0 * self._weight_bytes(n_classes, X)
@@ -464,7 +490,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         than MAX_VALIDATION_ROWS, whose scoring would cost many epochs.
         """
         name = self.solver_
-        if name == "exact":
+        if name in ("exact", "lbfgs"):
             met = n_classes
         else:
             met = min(n_classes, _row_classes(EXPERT_SOLVERS[name]()))
@@ -472,6 +498,15 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         return max(cap, MIN_VALIDATION_ROWS)
 
     def _make_solver(self, name, n_threads):
+        if name == "lbfgs":
+            return FullBatchSolver(
+                eta=ETA_NO_PILOT if self.eta0 == "auto" else float(self.eta0),
+                alpha=float(self.alpha),
+                fit_intercept=self.fit_intercept,
+                n_threads=n_threads,
+                tol=0.0 if self.tol is None else float(self.tol),
+                max_iter=self.max_iter,
+            )
         if name == "exact":
             eta = ETA_NO_PILOT if self.eta0 == "auto" else float(self.eta0)
             return ExactSolver(
@@ -497,14 +532,14 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         params.update(self.__dict__.get("_solver_params", {}))
         return ExpertSolver(clone(cls(**params)))
 
-    def _choose_solver_verbosely(self, n_classes, X):
+    def _choose_solver_verbosely(self, n_classes, X, streaming=False):
         """Set ``solver_`` and the parameters memory asks of it (saying
         why with ``verbose``); returns it."""
-        name, reason = self._choose_solver(n_classes, X)
+        name, reason = self._choose_solver(n_classes, X, streaming)
         self.solver_ = name
         self._solver_params, note = (
             self._memory_params(name, n_classes, X)
-            if name != "exact"
+            if name not in ("exact", "lbfgs")
             else ({}, "")
         )
         if self.verbose:
@@ -599,6 +634,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
 
         if not warm:
             self._choose_solver_verbosely(n_classes, X)
+        if self.solver_ == "lbfgs":
+            return self._fit_full_batch(X, y_enc, sample_weight, warm)
         train = np.arange(X.shape[0])
         val = None
         if self.early_stopping:
@@ -665,6 +702,79 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                     )
             del kept
         self.eta0_ = float(self._solver.eta)
+        return self
+
+    def _fit_full_batch(self, X, y, sample_weight, warm):
+        """``fit`` with solver 'lbfgs': the penalty path on held-out folds
+        (``early_stopping``), or one fit at ``alpha`` (or, warm, at the
+        previous fit's ``alpha_``) from the current model."""
+        n, n_features = X.shape
+        if not warm:
+            self._new_solver(X, y, sample_weight)
+        solver = self._solver
+        self.validation_loss_ = None
+        if self.early_stopping and not warm:
+            n_val = int(np.ceil(self.validation_fraction * n))
+            if n_val < 1 or n - n_val < 2:
+                raise ValueError(
+                    f"validation_fraction={self.validation_fraction} of "
+                    f"{n} rows leaves no validation or training rows; "
+                    "change it or set early_stopping=False."
+                )
+            k = max(n_folds(n, self.classes_.shape[0], X,
+                            self.validation_fraction), 1)
+            perm = self._rng.permutation(n)
+            folds = []
+            for i in range(k):
+                val = perm[i * n_val:(i + 1) * n_val]
+                if val.shape[0] == 0:
+                    break
+                train = np.concatenate(
+                    [perm[: i * n_val], perm[(i + 1) * n_val:]]
+                )
+                if sample_weight[train].sum() <= 0:
+                    continue
+                folds.append((np.sort(val), np.sort(train)))
+            if not folds:
+                raise ValueError(
+                    "The training rows left by early_stopping all have zero"
+                    " weight; set early_stopping=False."
+                )
+            if self.verbose:
+                print(
+                    f"lbfgs: {len(folds)} fold(s) of {n_val} held-out rows"
+                )
+            record = solver.fit_path(
+                X, y, sample_weight, folds, _significantly_worse,
+                self.verbose
+            )
+            self.alpha_ = record["penalty"]
+            self.validation_loss_ = [
+                score for _, score in record["path"][record["profile"]]
+            ]
+            n_iter, converged = record["n_iter"], record["converged"]
+            if self.verbose:
+                print(
+                    f"lbfgs: penalty {record['profile']} x "
+                    f"{record['lam']:.3g} kept; refit on all {n} rows"
+                )
+        else:
+            penalty = self.__dict__.get("alpha_") if warm else None
+            if penalty is None or penalty.shape[0] != n_features:
+                penalty = np.full(n_features, float(self.alpha))
+            n_iter, converged = solver.fit(X, y, sample_weight, penalty)
+            self.alpha_ = penalty
+        self.n_iter_ = n_iter
+        self.best_iter_ = n_iter
+        w = sample_weight / max(sample_weight.sum(), 1e-300)
+        self.loss_curve_ = [float(self._evaluate(X, "nll", y_enc=y) @ w)]
+        if not converged and self.tol is not None:
+            warnings.warn(
+                f"lbfgs did not converge in max_iter={self.max_iter} "
+                "iterations; consider increasing max_iter.",
+                ConvergenceWarning,
+            )
+        self.eta0_ = float(solver.eta)
         return self
 
     def _split(self, y, n_classes, n_val, keep_class_rows=True):
@@ -1132,8 +1242,14 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 n_classes, None if prior is None else prior[n_old:]
             )
         if first:
+            if self.solver == "lbfgs":
+                raise ValueError(
+                    "SoftmaxClassifier(solver='lbfgs') fits on all rows at "
+                    "once: partial_fit needs a stochastic solver ('auto' "
+                    "takes 'exact' or 'scent' for a stream)."
+                )
             self._rng = self._new_rng()
-            name = self._choose_solver_verbosely(n_classes, X)
+            name = self._choose_solver_verbosely(n_classes, X, True)
             self._new_solver(X, y_enc, sample_weight)
             self.loss_curve_ = []
             self.n_iter_ = 0

@@ -78,6 +78,10 @@ _STOCHASTIC = (
     "are visited in different random orders, so the fits agree "
     "only in expectation (SGDClassifier fails it too)"
 )
+_HELD_OUT = (
+    "the held-out rows are drawn by row: a row of weight 2 and the same "
+    "row twice fall differently into held-out and training rows"
+)
 EXPECTED_FAILED = {
     "check_sample_weight_equivalence_on_dense_data": _STOCHASTIC,
     "check_sample_weight_equivalence_on_sparse_data": _STOCHASTIC,
@@ -111,6 +115,15 @@ _CLASS_WEIGHT_FAILS = [
 def _expected_failed_checks(estimator):
     failed = dict(EXPECTED_FAILED)
     params = estimator.get_params()
+    if type(estimator).__name__ == "SoftmaxClassifier" and params.get(
+        "solver"
+    ) in ("auto", "lbfgs"):
+        # the checks' data are small: 'auto' takes the full-batch 'lbfgs',
+        # deterministic, for which a row of weight 2 and the row twice give
+        # the same fit (must pass) unless held-out rows are drawn
+        failed = {
+            k: _HELD_OUT for k in EXPECTED_FAILED
+        } if params.get("early_stopping") else {}
     for match, reason in _CLASS_WEIGHT_FAILS:
         match = dict(match)
         cls = match.pop("_cls", type(estimator).__name__)

@@ -137,8 +137,13 @@ def _assert_same_model(est, ref):
     # on a copy before anything reads it, so their kernels see the same
     # bytes as for the canonical matrix, and with one thread and a fixed
     # random_state they run the same arithmetic.
-    assert_allclose(est.coef_, ref.coef_, rtol=1e-12, atol=1e-12)
-    assert_allclose(est.intercept_, ref.intercept_, rtol=1e-12, atol=1e-12)
+    #
+    # SoftmaxClassifier's full-batch solver ('lbfgs') runs other arithmetic
+    # for dense and sparse rows (a dense product, or a sparse one centred
+    # implicitly): the two reach the same optimum to L-BFGS's tolerance.
+    tol = 1e-4 if getattr(est, "solver_", None) == "lbfgs" else 1e-12
+    assert_allclose(est.coef_, ref.coef_, rtol=tol, atol=tol)
+    assert_allclose(est.intercept_, ref.intercept_, rtol=tol, atol=tol)
 
 
 @pytest.fixture(autouse=True)
@@ -308,8 +313,12 @@ def test_canonical_csr_reaches_the_kernels_uncopied(
     X, y, sw = problem
     est = _make(Est, params)
     if Est is SoftmaxClassifier:
-        # no held-out rows: the epochs then run on all of X
+        # the exact solver's kernels (this small problem would take the
+        # full-batch 'lbfgs', which runs no kernel), no held-out rows: the
+        # epochs then run on all of X
         est.set_params(early_stopping=False)
+        if est.solver == "auto":
+            est.set_params(solver="exact")
     if how == "fit":
         est.fit(X, y, sample_weight=sw)
     else:
@@ -330,6 +339,9 @@ def test_malformed_csr_is_copied_once_per_call(
     est = _make(Est, params)
     if Est is SoftmaxClassifier:
         est.set_params(early_stopping=False)
+        if est.solver == "auto":
+            # the exact solver's kernels ('auto' takes 'lbfgs' here)
+            est.set_params(solver="exact")
     est.fit(X_bad, y, sample_weight=sw)
     assert seen_by_kernels
     first = seen_by_kernels[0]

@@ -32,7 +32,7 @@ def test_public_names_follow_the_registry():
 
 def test_front_door_solvers_follow_the_registry():
     solvers = solver_classes()
-    assert SOLVERS == ("exact",) + tuple(solvers)
+    assert SOLVERS == ("exact", "lbfgs") + tuple(solvers)
     for name, cls in solvers.items():
         est = sksoftmax.SoftmaxClassifier(solver=name)
         # the constructor check accepts every registered solver name

@@ -158,10 +158,12 @@ def test_without_a_refit_held_out_rows_are_drawn_as_test_rows(monkeypatch):
     X, yy = make_softmax_classification(
         n_samples=3000, n_features=30, n_classes=5, random_state=0
     )
+    # (the epochs' split: 'auto' would take the full-batch 'lbfgs' here)
     SoftmaxClassifier(
-        random_state=0, validation_fraction=20 / 3000, max_iter=2
+        solver="exact", random_state=0, validation_fraction=20 / 3000,
+        max_iter=2,
     ).fit(X, yy)
-    SoftmaxClassifier(random_state=0, max_iter=2).fit(X, yy)
+    SoftmaxClassifier(solver="exact", random_state=0, max_iter=2).fit(X, yy)
     assert calls == [False, True]
 
 
