@@ -49,7 +49,13 @@ from ._class_weight import (
 from ._docstrings import fill_doc
 from ._exact import ExactSolver
 from ._expert_solver import ExpertSolver
-from ._full_batch import FULL_BATCH_MAX_MADDS, FullBatchSolver, n_folds
+from ._full_batch import (
+    FULL_BATCH_MAX_MADDS,
+    MIN_DENSITY,
+    FullBatchSolver,
+    density,
+    n_folds,
+)
 from ._labels import encode_batch
 from ._new_classes import append_classes, grow_rows
 from ._prediction import SoftmaxPredictionMixin
@@ -195,8 +201,9 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         whose cost per row does not grow with K
         (:class:`UMaxSoftmaxClassifier`, :class:`ImplicitSGDClassifier`,
         :class:`SCENTClassifier`, :class:`ARSoftmaxClassifier`,
-        :class:`StochasticBoundClassifier`). 'auto' takes 'lbfgs' while
-        its penalty path costs at most 2e9 multiply-adds, else
+        :class:`StochasticBoundClassifier`). 'auto' takes 'lbfgs' for
+        dense data (a quarter of the entries nonzero or more) while its
+        penalty path costs at most 2e10 multiply-adds, else
         'exact' while a row costs at most 5e5 multiply-adds and W fits in
         half the memory, else 'scent', with momentum off when W and its
         momentum, twice, do not (in ``solver_``; :ref:`softmax_decides`).
@@ -376,10 +383,11 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
     def _choose_solver(self, n_classes, X, streaming=False):
         """(name, reason) of the solver ``solver='auto'`` takes.
 
-        While the penalty path (about PATH_PASSES passes over the rows)
-        costs at most FULL_BATCH_MAX_MADDS multiply-adds, 'lbfgs', dense
-        or sparse X alike (not for ``partial_fit``, ``streaming``: one
-        pass a call).
+        For dense data (at least MIN_DENSITY of X's entries nonzero, in
+        either format) while the penalty path (about PATH_PASSES passes
+        over the rows) costs at most FULL_BATCH_MAX_MADDS multiply-adds,
+        'lbfgs' (not for ``partial_fit``, ``streaming``: one pass a
+        call).
 
         The exact gradient costs n_classes x (nnz + 1) multiply-adds and
         n_classes exponentials per row, and gives each row's full
@@ -392,16 +400,18 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         """
         if self.solver != "auto":
             return self.solver, "solver given"
-        if not streaming:
-            folds = n_folds(
-                X.shape[0], n_classes, X, self.validation_fraction
-            )
-            if folds >= 1:
+        folds = 0 if streaming else n_folds(
+            X.shape[0], n_classes, X, self.validation_fraction
+        )
+        if folds >= 1:
+            share = density(X)
+            if share >= MIN_DENSITY:
                 return "lbfgs", (
+                    f"dense data ({share:.0%} of the entries nonzero), "
                     f"{X.shape[0]} rows x {n_classes} classes x "
-                    f"{X.shape[1]} features: the penalty path"
-                    f" costs at most {FULL_BATCH_MAX_MADDS:.3g} "
-                    f"multiply-adds ({folds} folds)"
+                    f"{X.shape[1]} features: the penalty path costs at most"
+                    f" {FULL_BATCH_MAX_MADDS:.3g} multiply-adds ({folds} "
+                    "folds)"
                 )
         nnz = _mean_nnz(X)
         madds = n_classes * (nnz + float(self.fit_intercept))
@@ -581,7 +591,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training rows; CSR and float32 are used without conversion.
+            Training rows; CSR and float32 are used without conversion
+            (the exact solver fits dense rows centred, on a copy).
         y : array-like of shape (n_samples,)
             Class labels.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -636,6 +647,14 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             self._choose_solver_verbosely(n_classes, X)
         if self.solver_ == "lbfgs":
             return self._fit_full_batch(X, y_enc, sample_weight, warm)
+        # the exact solver fits dense rows centred (_centred): the same
+        # objective, the column means moved into the intercepts at the end
+        shift = None
+        if self.solver_ == "exact":
+            X, shift = self._centred(X, sample_weight)
+        self._fit_shift = shift
+        if shift is not None and warm:
+            self._shift_intercepts(shift, +1.0)
         train = np.arange(X.shape[0])
         val = None
         if self.early_stopping:
@@ -701,8 +720,57 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                         f"phase's epoch {self.best_iter_}"
                     )
             del kept
+        if shift is not None:
+            self._shift_intercepts(shift, -1.0)
+        self.__dict__.pop("_fit_shift", None)
+        # partial_fit centres its dense rows by the same means
+        self._row_shift = shift
         self.eta0_ = float(self._solver.eta)
         return self
+
+    def _centred(self, X, sample_weight):
+        """(X - m, m) for dense X with intercepts (m the weighted column
+        means), else (X, None): a copy, X itself is not modified.
+
+        Per-feature AdaGrad steps are invariant to a feature's scale, not
+        to its offset: on uncentred columns (tabular data) the exact
+        solver ended 7 to 11% above LogisticRegression; centred, within
+        2% (the user guide). The penalty is on W, which the shift does not
+        change, so the objective is the same. Not when the means are all
+        zero, nor when the copy would take more than
+        EXACT_MAX_MEMORY_SHARE of the memory (X is then fitted as it is).
+        ``partial_fit`` centres its dense rows by the means of ``fit`` or
+        of its first batch (``_row_shift``), so that its passes continue
+        in the same coordinates.
+        """
+        if sp.issparse(X) or not self.fit_intercept or X.shape[0] == 0:
+            return X, None
+        total = sample_weight.sum()
+        w = sample_weight / total if total > 0 else None
+        mean = np.average(X, axis=0, weights=w).astype(np.float64)
+        if not np.any(mean):
+            return X, None
+        available = _available_memory()
+        if available and X.nbytes > EXACT_MAX_MEMORY_SHARE * available:
+            if self.verbose:
+                print(
+                    "Dense rows not centred: their copy would take more "
+                    f"than {EXACT_MAX_MEMORY_SHARE:g} of the memory"
+                )
+            return X, None
+        if self.verbose:
+            print("Dense rows centred (their column means go into the "
+                  "intercepts at the end of the fit)")
+        return np.subtract(X, mean.astype(X.dtype), dtype=X.dtype), mean
+
+    def _shift_intercepts(self, shift, sign):
+        """b += sign W m: the model in centred coordinates (+1) or back in
+        the rows' own (-1), in place."""
+        solver = self._solver
+        solver.finalize()
+        moved = solver.coef_view().astype(np.float64) @ shift
+        b = solver.b
+        b[...] = (b.astype(np.float64) + sign * moved).astype(b.dtype)
 
     def _fit_full_batch(self, X, y, sample_weight, warm):
         """``fit`` with solver 'lbfgs': the penalty path on held-out folds
@@ -712,6 +780,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         if not warm:
             self._new_solver(X, y, sample_weight)
         solver = self._solver
+        self._row_shift = None
         self.validation_loss_ = None
         if self.early_stopping and not warm:
             n_val = int(np.ceil(self.validation_fraction * n))
@@ -973,7 +1042,17 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             )
         callback = getattr(self, "_epoch_callback", None)
         if callback is not None:
-            callback(self)
+            shift = self.__dict__.get("_fit_shift")
+            if shift is None:
+                callback(self)
+            else:
+                # the hook sees the model in the rows' own coordinates
+                saved = self._solver.b.copy()
+                self._shift_intercepts(shift, -1.0)
+                try:
+                    callback(self)
+                finally:
+                    self._solver.b[...] = saved
         return monitored
 
     def _refit(self, X, y, sample_weight, path):
@@ -1253,6 +1332,32 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             self._new_solver(X, y_enc, sample_weight)
             self.loss_curve_ = []
             self.n_iter_ = 0
+            # the first batch's column means centre every dense batch
+            self._row_shift = None
+            if name == "exact":
+                self._row_shift = self._centred(X, sample_weight)[1]
+        elif X.dtype != self.coef_.dtype:
+            X = X.astype(self.coef_.dtype)
+        shift = self.__dict__.get("_row_shift")
+        if shift is not None and (
+            sp.issparse(X) or shift.shape[0] != X.shape[1]
+        ):
+            shift = None
+        if shift is not None:
+            X = np.subtract(X, shift.astype(X.dtype), dtype=X.dtype)
+            self._shift_intercepts(shift, +1.0)
+        try:
+            self._partial_pass(X, y_enc, sample_weight, first)
+        finally:
+            if shift is not None:
+                self._shift_intercepts(shift, -1.0)
+        return self
+
+    def _partial_pass(self, X, y_enc, sample_weight, first):
+        """partial_fit's pass (the pilot's too, on a first batch), on rows
+        in the solver's coordinates."""
+        if first:
+            name = self.solver_
             if (
                 name == "exact"
                 and self.eta0 == "auto"
@@ -1265,11 +1370,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                     np.arange(X.shape[0], dtype=np.intp),
                     whole_epoch=False,
                 )
-        elif X.dtype != self.coef_.dtype:
-            X = X.astype(self.coef_.dtype)
         if not np.any(sample_weight > 0):
-            return self
+            return
         self.loss_curve_.append(self._pass(X, y_enc, sample_weight))
         self.n_iter_ = 1
         self.eta0_ = float(self._solver.eta)
-        return self

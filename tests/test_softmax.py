@@ -47,9 +47,20 @@ def _objective_reference(X, y, alpha, K):
 
 
 def test_auto_takes_exact_for_few_multiply_adds(problem):
+    # sparse data (5% nonzero): not the full-batch path
     X, y, _, _ = problem
     clf = SoftmaxClassifier(max_iter=2, random_state=0).fit(X, y)
     assert clf.solver_ == "exact"
+    # the same rows dense (in either format) and small: 'lbfgs'
+    rng = np.random.RandomState(0)
+    dense = rng.randn(*X.shape)
+    name, _ = SoftmaxClassifier()._choose_solver(30, dense)
+    assert name == "lbfgs"
+    name, _ = SoftmaxClassifier()._choose_solver(30, sp.csr_matrix(dense))
+    assert name == "lbfgs"
+    # 10x the rows: the path would cost more than FULL_BATCH_MAX_MADDS
+    name, _ = SoftmaxClassifier()._choose_solver(30, np.vstack([dense] * 10))
+    assert name == "exact"
 
 
 def test_auto_takes_a_sampled_solver_when_rows_are_costly():
@@ -65,7 +76,8 @@ def test_early_stopping_picks_the_best_epoch_then_refits_on_all_rows(
     problem,
 ):
     X, y, _, _ = problem
-    clf = SoftmaxClassifier(random_state=0, max_iter=30).fit(X, y)
+    clf = SoftmaxClassifier(solver="exact", random_state=0, max_iter=30)
+    clf.fit(X, y)
     losses = np.array(clf.validation_loss_)
     assert clf.best_iter_ >= 1
     assert losses[clf.best_iter_ - 1] == losses.min()
@@ -97,7 +109,8 @@ def test_the_model_is_the_mean_of_the_refit_and_the_held_out_model(
         return blend(self, other, weight)
 
     monkeypatch.setattr(ExactSolver, "blend", spy)
-    clf = SoftmaxClassifier(random_state=0, max_iter=30).fit(X, y)
+    clf = SoftmaxClassifier(solver="exact", random_state=0, max_iter=30)
+    clf.fit(X, y)
     assert seen["weight"] == 0.5
     (W1, b1), (W2, b2) = seen["refit"], seen["held_out"]
     np.testing.assert_allclose(clf.coef_, 0.5 * (W1 + W2), rtol=1e-12)
@@ -199,8 +212,11 @@ def test_default_fit_beats_the_prior_and_is_finite(problem):
 
 def test_partial_fit_stream_matches_fit(problem):
     X, y, Xt, yt = problem
+    # (the solver partial_fit takes: 'auto' would fit this small problem
+    # with the full-batch 'lbfgs')
     fitted = SoftmaxClassifier(
-        random_state=0, early_stopping=False, max_iter=3, tol=None
+        solver="exact", random_state=0, early_stopping=False, max_iter=3,
+        tol=None,
     ).fit(X, y)
     stream = SoftmaxClassifier(random_state=0)
     classes = np.unique(y)
@@ -297,3 +313,44 @@ def test_encode_labels_equals_unique_then_searchsorted(y):
     assert np.array_equal(classes, expected)
     assert y_enc.dtype == np.intp
     assert np.array_equal(y_enc, np.searchsorted(expected, y))
+
+
+def test_exact_solver_centres_dense_rows():
+    """Dense rows are fitted centred: shifting every column by a constant
+    leaves the fitted probabilities unchanged (the shift goes into the
+    intercepts), and the caller's X is not modified."""
+    rng = np.random.RandomState(0)
+    X = rng.randn(600, 8) * rng.lognormal(0, 1, 8)
+    y = (X[:, 0] + X[:, 1] > 0).astype(int) + (X[:, 2] > 0.5)
+    shifted = X + 50.0
+    before = shifted.copy()
+    a = SoftmaxClassifier(solver="exact", random_state=0).fit(X, y)
+    b = SoftmaxClassifier(solver="exact", random_state=0).fit(shifted, y)
+    np.testing.assert_array_equal(shifted, before)
+    np.testing.assert_allclose(
+        a.predict_proba(X), b.predict_proba(shifted), atol=1e-9)
+    assert not np.allclose(a.intercept_, b.intercept_)
+    # without intercepts nothing can absorb the shift: rows as given
+    c = SoftmaxClassifier(solver="exact", fit_intercept=False,
+                          random_state=0, max_iter=2).fit(shifted, y)
+    assert np.all(c.intercept_ == 0)
+
+
+def test_partial_fit_continues_in_the_fit_s_centred_coordinates():
+    """After a centred fit, partial_fit centres its dense rows by the
+    fit's means (the AdaGrad state is that of centred rows): one more pass
+    over the same uncentred rows keeps the training loss within 5%."""
+    rng = np.random.RandomState(0)
+    X = rng.randn(3000, 8) * rng.lognormal(0, 1, 8) + 20.0
+    y = (X[:, 0] + X[:, 1] > 40).astype(int) + (X[:, 2] > 20.5)
+    clf = SoftmaxClassifier(solver="exact", random_state=0).fit(X, y)
+    shift = clf._row_shift.copy()
+    np.testing.assert_allclose(shift, X.mean(axis=0))
+    before = clf.log_loss(X, y)
+    clf.partial_fit(X, y)
+    assert clf.log_loss(X, y) < 1.05 * before
+    np.testing.assert_array_equal(clf._row_shift, shift)
+    # a stream takes its first batch's means
+    stream = SoftmaxClassifier(random_state=0)
+    stream.partial_fit(X[:300], y[:300], classes=[0, 1, 2])
+    np.testing.assert_allclose(stream._row_shift, X[:300].mean(axis=0))
