@@ -34,6 +34,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, validate_data
+from threadpoolctl import threadpool_limits
 
 from ._base import (
     _canonical_csr,
@@ -775,7 +776,16 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
     def _fit_full_batch(self, X, y, sample_weight, warm):
         """``fit`` with solver 'lbfgs': the penalty path on held-out folds
         (``early_stopping``), or one fit at ``alpha`` (or, warm, at the
-        previous fit's ``alpha_``) from the current model."""
+        previous fit's ``alpha_``) from the current model.
+
+        The BLAS runs on ``n_jobs`` threads (one by default): its
+        products are small, and OpenBLAS's own threads spinning on them
+        cost 7 to 12 times the CPU of one thread (digits: 4.0 CPU s
+        against 0.58; wine: 6.3 against 0.54, on 2 cores)."""
+        with threadpool_limits(limits=self._n_threads(), user_api="blas"):
+            return self._fit_full_batch_threads(X, y, sample_weight, warm)
+
+    def _fit_full_batch_threads(self, X, y, sample_weight, warm):
         n, n_features = X.shape
         if not warm:
             self._new_solver(X, y, sample_weight)

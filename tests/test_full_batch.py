@@ -202,3 +202,27 @@ def test_no_penalty_on_separable_rows_stays_finite():
     assert np.all(np.isfinite(clf.coef_))
     assert clf.score(X[keep], y[keep]) == 1.0
     assert np.all(clf.alpha_ == 0.0)
+
+
+def test_blas_runs_on_n_jobs_threads(monkeypatch):
+    """The path's small products run on n_jobs BLAS threads (one by
+    default): OpenBLAS's own threads spinning on them cost several times
+    the CPU."""
+    from threadpoolctl import threadpool_info
+
+    from sksoftmax._full_batch import FullBatchSolver
+
+    seen = []
+    fit = FullBatchSolver._fit
+
+    def spy(self, *args):
+        seen.extend(
+            info["num_threads"] for info in threadpool_info()
+            if info["user_api"] == "blas"
+        )
+        return fit(self, *args)
+
+    monkeypatch.setattr(FullBatchSolver, "_fit", spy)
+    X, y = load_iris(return_X_y=True)
+    SoftmaxClassifier(random_state=0, validation_fraction=0.5).fit(X, y)
+    assert seen and set(seen) == {1}
