@@ -28,9 +28,19 @@ the cost of one warm-started one-epoch ``fit``.
 
 A parameter that an older tree's estimator does not have is dropped for
 that tree, and the table says so. Before each valgrind run the child runs
-once natively (``--probe``) to check that ``fit`` itself never calls
+once natively (a probe) to check that ``fit`` itself never calls
 ``functools.reduce`` (callgrind's toggle would switch collection off inside
 such a call) and to time the fits (wall-clock, for information only).
+
+Callgrind runs 50 to 1,000 times slower than the machine (the exact
+solver's AVX2 loops at a few million instructions a second): to keep a run
+to a few minutes, SCENT and the A&R estimators, the dearest epochs
+natively, fit the first rows only (``ROWS``, ``--rows NAME=N``), the same
+rows in every tree. Also counted, in every
+tree alike: pandas' import calls ``functools.reduce`` twice (a few
+thousand instructions). Repeating a run gives the same count to about
+1e-6; runs whose command lines differ move by up to about 3e-4 (memory
+layout).
 
 StochasticBoundClassifier keeps a dense curvature over n_classes x
 (n_features + 1) parameters: it gets a small dense problem cut from the
@@ -43,7 +53,8 @@ binary, not a pyenv shim, for valgrind to follow it)::
     python benchmarks/bench_epoch_counts.py \\
         --trees main=/work/wt-cg b83cc5d=/tmp/cg-b83 \\
         [--estimators UMaxSoftmaxClassifier ImplicitSGDClassifier:sampler=uniform]
-        [--repeats 2] [--cache-sim] [--out results/epoch_counts.md]
+        [--repeats 2] [--cache-sim] [--workdir DIR [--reuse]]
+        [--out results/epoch_counts.md]
 
 Ratios are the first tree's count over each other tree's (``main / b83``
 above 1 means main executes more instructions per epoch).
@@ -85,8 +96,7 @@ EXTRA = {
     "StochasticBoundClassifier": dict(eta0=1.0),
 }
 DENSE_SMALL = ("StochasticBoundClassifier",)
-# the estimators whose epochs are dearest under callgrind (dense AVX2 loops
-# run at a few million instructions a second there) fit the first rows only
+# the estimators whose epochs are dearest natively fit the first rows only
 ROWS = {
     "SCENTClassifier": 4_000,
     "ARSoftmaxClassifier": 5_000,
