@@ -500,18 +500,18 @@ def main(argv=None):
         lines += ["", "Estimated cycles (Ir + 10 L1 misses + 100 LL misses):",
                   ""]
         lines += table(rows, labels, "cycles", "cycles")
-    lines += ["", "Native wall-clock s per fit (probe run, information only): "
-              + "; ".join(
-                  f"{est} " + ", ".join(
-                      f"{lab} {v['seconds_per_fit']:.3f}"
-                      for lab, v in per.items())
-                  for est, per in rows.items())]
-    lines += ["", "n_iter_ after the warm-up fit -> after the counted fits: "
-              + "; ".join(
-                  f"{est} " + ", ".join(
-                      f"{lab} {v['n_iter_warm']}->{v['n_iter']}"
-                      for lab, v in per.items())
-                  for est, per in rows.items())]
+    def per_tree(title, cell):
+        """One line: per estimator, each tree's ``cell(figures)``."""
+        return ["", title + "; ".join(
+            f"{est} " + ", ".join(f"{lab} {cell(v)}" for lab, v in per.items())
+            for est, per in rows.items())]
+
+    lines += per_tree(
+        "Native wall-clock s per fit (probe run, information only): ",
+        lambda v: f"{v['seconds_per_fit']:.3f}")
+    lines += per_tree(
+        "n_iter_ after the warm-up fit -> after the counted fits: ",
+        lambda v: f"{v['n_iter_warm']}->{v['n_iter']}")
     if notes:
         lines += [""] + [f"- {n}" for n in notes]
     lines += ["", "Valgrind runs: " + "; ".join(walls)]

@@ -35,6 +35,7 @@ import scipy.sparse as sp
 from scipy.optimize import minimize
 
 from ._exact import ExactSolver
+from ._solver import _Model
 from .exceptions import DivergenceError
 
 # the path of penalties: lam from PATH_START down by PATH_RATIO per step,
@@ -227,14 +228,6 @@ def lbfgs_fit(X, y, w, n_classes, pen, W, b, *, fit_intercept, tol,
     return W, b, int(result.nit), bool(result.success)
 
 
-def row_losses(W, b, X, y):
-    """Each row's log-loss under (W, b)."""
-    S = np.asarray(X @ W.T) + b
-    top = S.max(axis=1)
-    lse = top + np.log(np.exp(S - top[:, None]).sum(axis=1))
-    return lse - S[np.arange(y.shape[0]), y]
-
-
 class FullBatchSolver(ExactSolver):
     """The 'lbfgs' solver: the exact solver's state (``Wt``, ``b``: its
     snapshot, growth and passes serve ``partial_fit`` after the fit),
@@ -334,7 +327,9 @@ class FullBatchSolver(ExactSolver):
                 for i, (Xt, yt, wt, Xv, yv, wv) in enumerate(parts):
                     W, b, _, _ = self._fit(Xt, yt, wt, pen, *starts[i])
                     starts[i] = (W, b)
-                    losses.append(row_losses(W, b, Xv, yv))
+                    # the package's exact evaluation, per row
+                    losses.append(
+                        _Model(W, b)._evaluate(Xv, "nll", y_enc=yv))
                 losses = np.concatenate(losses)
                 score = float(losses @ p)
                 if not np.isfinite(score):

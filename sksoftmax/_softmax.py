@@ -648,11 +648,13 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             self._choose_solver_verbosely(n_classes, X)
         if self.solver_ == "lbfgs":
             return self._fit_full_batch(X, y_enc, sample_weight, warm)
-        # the exact solver fits dense rows centred (_centred): the same
+        # the exact solver fits dense rows centred (_column_shift): the same
         # objective, the column means moved into the intercepts at the end
         shift = None
         if self.solver_ == "exact":
-            X, shift = self._centred(X, sample_weight)
+            shift = self._column_shift(X, sample_weight)
+        if shift is not None:
+            X = np.subtract(X, shift.astype(X.dtype), dtype=X.dtype)
         self._fit_shift = shift
         if shift is not None and warm:
             self._shift_intercepts(shift, +1.0)
@@ -729,9 +731,10 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         self.eta0_ = float(self._solver.eta)
         return self
 
-    def _centred(self, X, sample_weight):
-        """(X - m, m) for dense X with intercepts (m the weighted column
-        means), else (X, None): a copy, X itself is not modified.
+    def _column_shift(self, X, sample_weight):
+        """m, the weighted column means by which the exact solver centres
+        dense rows (with intercepts), or None: the rows are then used as
+        they are. The caller centres a copy; X itself is not modified.
 
         Per-feature AdaGrad steps are invariant to a feature's scale, not
         to its offset: on uncentred columns (tabular data) the exact
@@ -745,12 +748,12 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         in the same coordinates.
         """
         if sp.issparse(X) or not self.fit_intercept or X.shape[0] == 0:
-            return X, None
+            return None
         total = sample_weight.sum()
         w = sample_weight / total if total > 0 else None
         mean = np.average(X, axis=0, weights=w).astype(np.float64)
         if not np.any(mean):
-            return X, None
+            return None
         available = _available_memory()
         if available and X.nbytes > EXACT_MAX_MEMORY_SHARE * available:
             if self.verbose:
@@ -758,11 +761,11 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                     "Dense rows not centred: their copy would take more "
                     f"than {EXACT_MAX_MEMORY_SHARE:g} of the memory"
                 )
-            return X, None
+            return None
         if self.verbose:
             print("Dense rows centred (their column means go into the "
                   "intercepts at the end of the fit)")
-        return np.subtract(X, mean.astype(X.dtype), dtype=X.dtype), mean
+        return mean
 
     def _shift_intercepts(self, shift, sign):
         """b += sign W m: the model in centred coordinates (+1) or back in
@@ -1345,7 +1348,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             # the first batch's column means centre every dense batch
             self._row_shift = None
             if name == "exact":
-                self._row_shift = self._centred(X, sample_weight)[1]
+                self._row_shift = self._column_shift(X, sample_weight)
         elif X.dtype != self.coef_.dtype:
             X = X.astype(self.coef_.dtype)
         shift = self.__dict__.get("_row_shift")
