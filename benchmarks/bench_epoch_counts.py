@@ -172,7 +172,8 @@ def child(spec):
     dropped = sorted(set(spec["params"]) - set(params))
     X, y = load_data(spec, name)
     est = cls(**params)
-    est.fit(X, y)
+    for _ in range(spec.get("warmup", 1)):
+        est.fit(X, y)
     n_iter_warm = getattr(est, "n_iter_", None)
 
     def epochs():
@@ -373,6 +374,10 @@ def main(argv=None):
                         help="Name or Name:key=value,key=value")
     parser.add_argument("--repeats", type=int, default=2,
                         help="counted one-epoch fits per run")
+    parser.add_argument("--warmup", type=int, default=1,
+                        help="uncounted one-epoch fits before them (4 with "
+                        "--repeats 3 counts epochs 5-7, where a loop of "
+                        "warm fits runs no runaway check: the median epoch)")
     parser.add_argument("--cache-sim", action="store_true",
                         help="simulate the caches too (about twice as slow): "
                         "estimated cycles beside Ir")
@@ -429,6 +434,8 @@ def main(argv=None):
         bound_classes=args.bound_classes,
         repeats=args.repeats,
     )
+    if args.warmup != 1:
+        spec["warmup"] = args.warmup
     info_file = workdir / "data" / "info.json"
     env = dict(os.environ, PYTHONPATH=trees[labels[0]], PYTHONHASHSEED="0")
     subprocess.run(
@@ -490,7 +497,7 @@ def main(argv=None):
         f"first {args.bound_rows} rows, first {args.bound_features} columns "
         f"dense, y % {args.bound_classes}. First rows only: {first_rows}.",
         "",
-        f"Parameters: {COMMON}, plus {EXTRA}; one warm-up fit, then "
+        f"Parameters: {COMMON}, plus {EXTRA}; {args.warmup} warm-up fit(s), then "
         f"{args.repeats} counted one-epoch fits (warm_start) per run, "
         "divided by the repeats.",
         "",

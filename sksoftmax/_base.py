@@ -209,6 +209,7 @@ class BaseSoftmaxClassifier(
             row_state = self._new_row_state(X.shape[0])
         self.t_ = 0 if not warm else self.t_
         self._n_epochs = 0 if not warm else self._n_epochs
+        epochs_before = self._n_epochs
         self.loss_curve_ = []
         if self.early_stopping:
             self.validation_loss_ = []
@@ -259,7 +260,8 @@ class BaseSoftmaxClassifier(
             # coef_ is the kernel's own array: fold the lazy scale back once
             self._fold_weights(weights)
         self._row_state = row_state
-        self._warn_if_runaway(X, y_enc, sample_weight)
+        if self._runaway_due(warm, epochs_before, X, sample_weight):
+            self._warn_if_runaway(X, y_enc, sample_weight)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)

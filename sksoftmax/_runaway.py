@@ -19,6 +19,36 @@ class RunawayCheckMixin:
     RUNAWAY_TERMS = 2**24
     _proba_cost = 1
 
+    def _runaway_due(self, warm, epochs_before, X, sample_weight):
+        """Whether the ``fit`` call that just ran its epochs is checked.
+
+        A cold fit always is. A warm-started one (a loop of
+        ``fit(max_iter=1)`` calls, one epoch each, as benchmarks and
+        users who watch their own held-out loss run) is checked when its
+        rows differ from the last checked call's (their shape, nonzeros
+        and total weight), when its step differs (a ``set_params`` of
+        eta0 or learning_rate between calls), or when the total of epochs
+        crossed a power of two in this call: like ``partial_fit``'s
+        calls 1, 2, 4, 8, ..., O(log epochs) checks over a loop, where
+        one per call cost a third of a one-epoch U-max fit at 2,000
+        classes (benchmarks/results/epoch_counts.md).
+        """
+        key = (
+            self.eta0_,
+            getattr(self, "learning_rate", None),
+            X.shape,
+            X.nnz if sp.issparse(X) else None,
+            float(sample_weight.sum()),
+        )
+        due = (
+            not warm
+            or getattr(self, "_runaway_checked", None) != key
+            or self._n_epochs.bit_length() > epochs_before.bit_length()
+        )
+        if due:
+            self._runaway_checked = key
+        return due
+
     def _warn_if_runaway(self, X, y_enc, sample_weight):
         """ConvergenceWarning if the model just fitted is far worse than the
         class prior on (a sample of) its own training rows.
@@ -37,9 +67,10 @@ class RunawayCheckMixin:
         one nat (twice the prior plus one): a wide margin, which a model
         that learned anything is far below, and which the runaway fits
         above were far above.
-        Cost: one exact evaluation of at most 256 rows per ``fit`` call,
-        on the columns those rows use; ``partial_fit`` checks its calls
-        1, 2, 4, 8, ... only (counted by ``_n_epochs``).
+        Cost: one exact evaluation of at most 256 rows, on the columns
+        those rows use, per checked call: ``partial_fit`` checks its calls
+        1, 2, 4, 8, ... only (counted by ``_n_epochs``), and a warm-started
+        ``fit`` only when ``_runaway_due`` says so.
         """
         rows = np.flatnonzero(sample_weight > 0)
         if rows.size == 0:

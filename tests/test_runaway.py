@@ -10,7 +10,11 @@ from _estimators import ALL_ESTIMATORS as ALL
 from _estimators import four_class_problem
 from sklearn.exceptions import ConvergenceWarning
 
-from sksoftmax import SoftmaxClassifier, UMaxSoftmaxClassifier
+from sksoftmax import (
+    SampledSoftmaxClassifier,
+    SoftmaxClassifier,
+    UMaxSoftmaxClassifier,
+)
 from sksoftmax.exceptions import DivergenceError
 
 
@@ -106,3 +110,50 @@ def test_partial_fit_checks_calls_1_2_4_8(data, monkeypatch):
         rows = slice(30 * call, 30 * call + 30)
         est.partial_fit(X[rows], y[rows], classes=np.unique(y))
     assert checked == [1, 2, 4, 8]
+
+
+@pytest.mark.filterwarnings("ignore:.*n_sampled_classes")
+@pytest.mark.parametrize("Est", [UMaxSoftmaxClassifier, SampledSoftmaxClassifier])
+def test_warm_fit_loop_checks_epochs_1_2_4_8_and_new_steps(data, monkeypatch, Est):
+    """A loop of warm one-epoch fits pays the check when the epoch total
+    crosses a power of two, and again whenever its step or its rows change:
+    a runaway eta0 set between calls is still reported. (The sampled
+    baseline keeps no per-row state: its rows are told apart by their
+    shape, nonzeros and weight.)"""
+    X, y = data
+    est = Est(eta0=0.05, max_iter=1, tol=None, warm_start=True, random_state=0)
+    checked = []
+    monkeypatch.setattr(
+        est, "_warn_if_runaway", lambda *a: checked.append(est._n_epochs)
+    )
+    for _ in range(9):
+        est.fit(X, y)
+    assert checked == [1, 2, 4, 8]
+    est.set_params(eta0=0.01)
+    est.fit(X, y)  # epoch 10: a new step
+    est.fit(X, y)  # epoch 11: the same step, no power of two
+    est.fit(X[:100], y[:100])  # epoch 12: rows new to the state
+    assert checked == [1, 2, 4, 8, 10, 12]
+    est.set_params(max_iter=5)
+    est.fit(X[:100], y[:100])  # epochs 13-17 cross 16
+    assert checked[-1] == 17
+    est.set_params(warm_start=False, max_iter=1)
+    est.fit(X, y)  # a cold fit
+    assert checked[-1] == 1
+
+
+def test_runaway_step_set_between_warm_fits_warns(data):
+    """Epoch 5 is not a power of two: the check runs because the step
+    changed, and reports it."""
+    X, y = data
+    est = UMaxSoftmaxClassifier(
+        eta0=0.05, max_iter=1, tol=None, warm_start=True, random_state=0
+    )
+    for _ in range(4):
+        est.fit(X, y)
+    est.set_params(eta0=1e6)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        est.fit(X, y)
+    assert est._n_epochs == 5
+    assert len(_runaway_warnings(record)) == 1
