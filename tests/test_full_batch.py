@@ -215,12 +215,12 @@ def test_blas_runs_on_n_jobs_threads(monkeypatch):
     seen = []
     fit = FullBatchSolver._fit
 
-    def spy(self, *args):
+    def spy(self, *args, **kwargs):
         seen.extend(
             info["num_threads"] for info in threadpool_info()
             if info["user_api"] == "blas"
         )
-        return fit(self, *args)
+        return fit(self, *args, **kwargs)
 
     monkeypatch.setattr(FullBatchSolver, "_fit", spy)
     X, y = load_iris(return_X_y=True)
