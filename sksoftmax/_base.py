@@ -41,7 +41,7 @@ from ._labels import (
 )
 from ._new_classes import ClassGrowthMixin, append_classes
 from ._prediction import SoftmaxPredictionMixin
-from ._runaway import RunawayCheckMixin
+from ._runaway import RunawayCheckMixin, _crossed_power_of_two
 from ._sgd_schedule import SCHEDULES
 from ._shared._dataset import make_dataset
 from ._shared._random import RandomState
@@ -404,8 +404,7 @@ class BaseSoftmaxClassifier(
         # on calls 1, 2, 4, 8, ...: a stream of small batches at many
         # classes pays the check's O(K) per scored row only O(log calls)
         # times, and a runaway step shows in the first calls
-        calls = self._n_epochs
-        if calls & (calls - 1) == 0:
+        if _crossed_power_of_two(self._n_epochs - 1, self._n_epochs):
             self._warn_if_runaway(X, y_enc, sample_weight)
         return self
 

@@ -8,6 +8,12 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 
+def _crossed_power_of_two(before, after):
+    """Whether a count that went from ``before`` to ``after`` passed a
+    power of two (1, 2, 4, 8, ...): the runaway check's schedule."""
+    return after.bit_length() > before.bit_length()
+
+
 class RunawayCheckMixin:
     """``_warn_if_runaway`` (mixed into ``BaseSoftmaxClassifier``; reads
     ``_log_loss`` and ``_prior_frequencies``)."""
@@ -43,7 +49,7 @@ class RunawayCheckMixin:
         due = (
             not warm
             or getattr(self, "_runaway_checked", None) != key
-            or self._n_epochs.bit_length() > epochs_before.bit_length()
+            or _crossed_power_of_two(epochs_before, self._n_epochs)
         )
         if due:
             self._runaway_checked = key

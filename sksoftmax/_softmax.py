@@ -667,12 +667,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 MAX_VALIDATION_ROWS,
                 self._held_out_cap(n_classes, X, X.shape[0] - n_val),
             )
-            if n_val < 1 or X.shape[0] - n_val < 2:
-                raise ValueError(
-                    f"validation_fraction={self.validation_fraction} of "
-                    f"{X.shape[0]} rows leaves no validation or training "
-                    "rows; change it or set early_stopping=False."
-                )
+            self._check_held_out(X.shape[0], n_val)
             # with a refit on every row (more than REFIT_MIN_SHARE held
             # out) each class keeps a training row; without, the held-out
             # phase's model is the one returned, and the held-out rows are
@@ -680,10 +675,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             refit = not warm and n_val > REFIT_MIN_SHARE * X.shape[0]
             val, train = self._split(y_enc, n_classes, n_val, refit)
             if sample_weight[train].sum() <= 0:
-                raise ValueError(
-                    "The training rows left by early_stopping all have zero"
-                    " weight; set early_stopping=False."
-                )
+                self._check_held_out(X.shape[0], n_val, trainable=False)
         # the training rows are indices into X (the kernels take any index
         # array as an epoch's order): no copy of X
         if val is not None:
@@ -776,6 +768,22 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         b = solver.b
         b[...] = (b.astype(np.float64) + sign * moved).astype(b.dtype)
 
+    def _check_held_out(self, n_rows, n_val, trainable=True):
+        """ValueError when ``early_stopping``'s n_val held-out rows of
+        n_rows leave no validation or training rows, or (``trainable``
+        false) when the training rows left all have zero weight."""
+        if not trainable:
+            raise ValueError(
+                "The training rows left by early_stopping all have zero"
+                " weight; set early_stopping=False."
+            )
+        if n_val < 1 or n_rows - n_val < 2:
+            raise ValueError(
+                f"validation_fraction={self.validation_fraction} of "
+                f"{n_rows} rows leaves no validation or training rows; "
+                "change it or set early_stopping=False."
+            )
+
     def _fit_full_batch(self, X, y, sample_weight, warm):
         """``fit`` with solver 'lbfgs': the penalty path on held-out folds
         (``early_stopping``), or one fit at ``alpha`` (or, warm, at the
@@ -797,12 +805,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         self.validation_loss_ = None
         if self.early_stopping and not warm:
             n_val = int(np.ceil(self.validation_fraction * n))
-            if n_val < 1 or n - n_val < 2:
-                raise ValueError(
-                    f"validation_fraction={self.validation_fraction} of "
-                    f"{n} rows leaves no validation or training rows; "
-                    "change it or set early_stopping=False."
-                )
+            self._check_held_out(n, n_val)
             k = max(n_folds(n, self.classes_.shape[0], X,
                             self.validation_fraction), 1)
             perm = self._rng.permutation(n)
@@ -818,10 +821,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                     continue
                 folds.append((np.sort(val), np.sort(train)))
             if not folds:
-                raise ValueError(
-                    "The training rows left by early_stopping all have zero"
-                    " weight; set early_stopping=False."
-                )
+                self._check_held_out(n, n_val, trainable=False)
             if self.verbose:
                 print(
                     f"lbfgs: {len(folds)} fold(s) of {n_val} held-out rows"
