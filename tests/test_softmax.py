@@ -180,6 +180,30 @@ def test_without_a_refit_held_out_rows_are_drawn_as_test_rows(monkeypatch):
     assert calls == [False, True]
 
 
+@pytest.mark.parametrize("keep_class_rows", [False, True])
+def test_held_out_rows_are_each_class_latest_rows(keep_class_rows):
+    # rows sorted by class (as load_iris's are): every class still gives
+    # its share, and of each class its last rows in the order given
+    counts = np.array([50, 30, 20, 7, 3])
+    y = np.repeat(np.arange(5), counts)
+    rng = np.random.default_rng(0)
+    y = np.concatenate([y, rng.permutation(y)])  # then a shuffled copy
+    clf = SoftmaxClassifier(random_state=0)
+    for seed in range(20):
+        clf._rng = np.random.RandomState(seed)
+        val, train = clf._split(y, 5, 22, keep_class_rows=keep_class_rows)
+        assert val.shape[0] == 22
+        assert np.intersect1d(val, train).size == 0
+        assert np.union1d(val, train).size == y.shape[0]
+        for k in range(5):
+            v, t = val[y[val] == k], train[y[train] == k]
+            # stratified: the class's share of 22 / 220 rows, rounded
+            assert abs(v.shape[0] - 0.1 * 2 * counts[k]) < 1.0 + 1e-9
+            # its latest rows: none of its training rows comes after them
+            if v.shape[0]:
+                assert t.shape[0] > 0 and t.max() < v.min()
+
+
 @pytest.mark.parametrize("dense", [False, True])
 def test_exact_solver_reaches_the_penalised_optimum(problem, dense):
     X, y, _, _ = problem
@@ -354,3 +378,31 @@ def test_partial_fit_continues_in_the_fit_s_centred_coordinates():
     stream = SoftmaxClassifier(random_state=0)
     stream.partial_fit(X[:300], y[:300], classes=[0, 1, 2])
     np.testing.assert_allclose(stream._row_shift, X[:300].mean(axis=0))
+
+
+@pytest.mark.parametrize("pick", [0, 1])
+def test_exact_pilot_race_is_decided_on_the_held_out_rows(monkeypatch, pick):
+    # stage 2 of the step pilot: the two best steps of stage 1 race, and
+    # the one with the lower log-loss on the held-out rows after the race
+    # wins, whatever their progressive losses say
+    X, y = make_softmax_classification(
+        n_samples=4000, n_features=100, n_classes=10, density=0.1,
+        random_state=0,
+    )
+    X = sp.csr_matrix(X)
+    params = dict(solver="exact", max_iter=1, random_state=0)
+    trials = SoftmaxClassifier(**params).fit(X, y).eta0_trials_
+    finalists = trials[np.argsort(trials[:, 1])[:2], 0]
+    target = finalists[pick]
+    losses = SoftmaxClassifier._held_out_losses
+
+    def rigged(self, held_out):
+        rows = losses(self, held_out)
+        if self._solver.eta != target:
+            rows = rows + 1.0
+        return rows
+
+    monkeypatch.setattr(SoftmaxClassifier, "_held_out_losses", rigged)
+    clf = SoftmaxClassifier(**params).fit(X, y)
+    np.testing.assert_array_equal(clf.eta0_trials_, trials)
+    assert clf.eta0_ == target
