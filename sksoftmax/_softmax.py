@@ -137,12 +137,14 @@ def _held_out_rows(y, n_classes, n_val, rng, keep_first=False):
     Each class gives its rows from its *last* in the order given to its
     first, and the classes are interleaved by the share of their rows
     already taken: row i, the j-th from the end of its class's n_k rows,
-    has the key (j + u_i) / n_k, u_i uniform, and the rows of the
-    ``n_val`` smallest keys are held out. That is about the same share of
-    every class (rounded at random, so that a class of a single row is
-    held out with that share's probability, as a plain random draw would
-    hold it out), and of each class its latest rows, as the last fold of
-    ``StratifiedKFold`` without shuffling. On rows in random order it is
+    has the key (j + u_i) / e_k, u_i uniform, e_k the class's rows that
+    may be held out (n_k, or n_k - 1 with ``keep_first``), and the rows
+    of the ``n_val`` smallest keys are held out. That is about the same
+    share of every class's eligible rows, as many in expectation as a
+    uniform draw among them takes (rounded at random: a class of one
+    eligible row is held out with that share's probability), and of each
+    class its latest rows, as the last fold of ``StratifiedKFold``
+    without shuffling. On rows in random order it is
     a stratified random draw; on rows grouped by source or ordered in
     time the held-out rows are the latest sources, which the earlier ones
     must predict, as test rows from other sources are (tokens_small: a
@@ -159,15 +161,17 @@ def _held_out_rows(y, n_classes, n_val, rng, keep_first=False):
     # computed in that order, where a class's rows are one run
     code = np.uint16 if n_classes <= 1 << 16 else np.uint32
     by_class = np.argsort(y.astype(code, copy=False), kind="stable")
-    n_k = np.repeat(counts, counts).astype(np.float64)
+    # a class's rows that may be held out: all, or all but its first
+    eligible = np.maximum(counts - 1, 0) if keep_first else counts
+    e_k = np.repeat(eligible, counts).astype(np.float64)
     from_end = np.repeat(np.cumsum(counts) - 1, counts) - np.arange(n)
     # (u_i drawn in the rows' own order)
-    key = (from_end + rng.random(n)[by_class]) / n_k
-    n_eligible = n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        key = (from_end + rng.random(n)[by_class]) / e_k
+    n_eligible = int(eligible.sum())
     if keep_first:
         firsts = (np.cumsum(counts) - counts)[counts > 0]
         key[firsts] = np.inf
-        n_eligible = n - firsts.shape[0]
     n_val = min(n_val, n_eligible)
     if n_val <= 0:
         return np.empty(0, dtype=np.intp), n_eligible

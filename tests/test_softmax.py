@@ -180,6 +180,23 @@ def test_without_a_refit_held_out_rows_are_drawn_as_test_rows(monkeypatch):
     assert calls == [False, True]
 
 
+def test_held_out_rows_take_a_uniform_share_of_the_eligible_rows():
+    # with a refit each class keeps its first row; of the others every
+    # class gives the same share in expectation, as a uniform draw among
+    # them would (a class of 2 rows is not held out twice as often as a
+    # uniform draw would hold out its one eligible row)
+    counts = np.array([1, 2, 3, 10, 100])
+    y = np.repeat(np.arange(5), counts)
+    clf = SoftmaxClassifier(random_state=0)
+    taken = np.zeros(5)
+    for seed in range(400):
+        clf._rng = np.random.RandomState(seed)
+        val, _ = clf._split(y, 5, 23, keep_class_rows=True)
+        taken += np.bincount(y[val], minlength=5)
+    share = 23 / (counts - 1).sum()
+    np.testing.assert_allclose(taken / 400, share * (counts - 1), rtol=0.1)
+
+
 @pytest.mark.parametrize("keep_class_rows", [False, True])
 def test_held_out_rows_are_each_class_latest_rows(keep_class_rows):
     # rows sorted by class (as load_iris's are): every class still gives
