@@ -132,8 +132,9 @@ def prefix_section(data, args):
 
     X, y = data["X_train"], data["y_train"]
     n = X.shape[0]
-    val = np.arange(n - args.held_out, n)
+    val = held_out_rows("tail", n, args.held_out, None)
     order = np.random.default_rng(0).permutation(n - args.held_out)
+    scored = ((X[val], y[val]), (data["X_test"], data["y_test"]))
     lines = [
         "## The pilot's horizon: one pass over m rows (`--prefixes`)",
         "",
@@ -154,8 +155,7 @@ def prefix_section(data, args):
                 solver="exact", early_stopping=False, eta0=eta0,
                 max_iter=1, tol=None, random_state=0,
             ).fit(X[rows], y[rows])
-            for X_s, y_s in ((X[val], y[val]),
-                             (data["X_test"], data["y_test"])):
+            for X_s, y_s in scored:
                 seen = np.isin(y_s, est.classes_)
                 cells.append(f"{log_loss(est, X_s[seen], y_s[seen]):.4f}")
         lines.append(f"| {m:,} | " + " | ".join(cells) + " |")

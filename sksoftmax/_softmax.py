@@ -164,13 +164,14 @@ def _held_out_rows(y, n_classes, n_val, rng, keep_first=False):
     # a class's rows that may be held out: all, or all but its first
     eligible = np.maximum(counts - 1, 0) if keep_first else counts
     e_k = np.repeat(eligible, counts).astype(np.float64)
-    from_end = np.repeat(np.cumsum(counts) - 1, counts) - np.arange(n)
+    ends = np.cumsum(counts)  # one past each class's run
+    from_end = np.repeat(ends - 1, counts) - np.arange(n)
     # (u_i drawn in the rows' own order)
     with np.errstate(divide="ignore", invalid="ignore"):
         key = (from_end + rng.random(n)[by_class]) / e_k
     n_eligible = int(eligible.sum())
     if keep_first:
-        firsts = (np.cumsum(counts) - counts)[counts > 0]
+        firsts = (ends - counts)[counts > 0]
         key[firsts] = np.inf
     n_val = min(n_val, n_eligible)
     if n_val <= 0:
