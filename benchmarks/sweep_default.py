@@ -1,8 +1,10 @@
 """Sweep one setting of ``SoftmaxClassifier`` over the sets of bench_defaults.
 
 For the leave-one-dataset-out check of a package constant: each value of
-the setting (a constructor parameter, or a module constant of
-``sksoftmax._softmax`` when written ``module:NAME``) is fitted on every
+the setting (a constructor parameter, a module constant of
+``sksoftmax._softmax`` when written ``module:NAME``, or a parameter of
+the solver's expert estimator when written ``solver_param:NAME``, with
+``--solver`` naming the solver) is fitted on every
 set with ``random_state`` 0 .. seeds-1, everything else at its default;
 the test log-loss, averaged over the seeds (a single seed's order moves
 the test log-loss of the small sets by several percent), is written as
@@ -16,6 +18,9 @@ Usage (from benchmarks/)::
         --out results/sweep_n_iter_no_change.jsonl
     python bench_defaults.py --leave-one-out \\
         results/sweep_n_iter_no_change.jsonl
+    python sweep_default.py solver_param:momentum 0.1,1.0 --solver scent \\
+        --sets bibtex,docstrings --seeds 3 \\
+        --out results/sweep_scent_momentum.jsonl
 """
 
 import argparse
@@ -34,21 +39,35 @@ def _parse(text):
         return text
 
 
-def run(name, setting, value, seeds, data):
+def run(name, setting, value, seeds, data, solver="auto"):
     import sksoftmax._softmax as module
     from sksoftmax import SoftmaxClassifier
 
-    kwargs, saved = {}, None
+    kwargs, saved, chooser = {}, None, None
     if setting.startswith("module:"):
         attr = setting.split(":", 1)[1]
         saved = getattr(module, attr)
         setattr(module, attr, value)
+    elif setting.startswith("solver_param:"):
+        # a parameter of the solver's expert estimator, set where the
+        # estimator sets the ones it chooses itself (_solver_params)
+        param = setting.split(":", 1)[1]
+        chooser = SoftmaxClassifier._choose_solver_verbosely
+
+        def choose(self, *args, **kw):
+            name = chooser(self, *args, **kw)
+            self._solver_params = {param: value}
+            return name
+
+        SoftmaxClassifier._choose_solver_verbosely = choose
     else:
         kwargs[setting] = value
     losses, cpu, epochs = [], [], []
     try:
         for seed in range(seeds):
-            clf = SoftmaxClassifier(random_state=seed, **kwargs)
+            clf = SoftmaxClassifier(
+                random_state=seed, solver=solver, **kwargs
+            )
             start = time.process_time()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -59,8 +78,11 @@ def run(name, setting, value, seeds, data):
     finally:
         if saved is not None:
             setattr(module, setting.split(":", 1)[1], saved)
+        if chooser is not None:
+            SoftmaxClassifier._choose_solver_verbosely = chooser
     return dict(
         set=name,
+        solver=solver,
         setting=setting,
         value=value,
         log_loss=float(np.mean(losses)),
@@ -74,6 +96,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("setting")
     parser.add_argument("values", help="comma-separated (JSON) values")
+    parser.add_argument(
+        "--solver", default="auto",
+        help="SoftmaxClassifier's solver (default 'auto')",
+    )
     parser.add_argument("--sets", required=True)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--out", required=True)
@@ -83,7 +109,9 @@ def main():
         for name in args.sets.split(","):
             data, _ = bd.prepare(name)
             for value in values:
-                r = run(name, args.setting, value, args.seeds, data)
+                r = run(
+                    name, args.setting, value, args.seeds, data, args.solver
+                )
                 print(
                     f"{name:>24} {args.setting}={value!r:<8} "
                     f"log-loss {r['log_loss']:.4f} "

@@ -29,7 +29,14 @@ def _check_targets(y):
     scikit-learn warns when there are more distinct labels than half the
     rows ("y could represent a regression problem"): problems with that
     many classes are what this package is for.
+
+    A 1-D integer ndarray is always 'binary' or 'multiclass', which the
+    check accepts: it is passed without the check's two passes of
+    ``np.unique`` over the labels (0.36 s on tokens_small's 3.8 million
+    labels).
     """
+    if isinstance(y, np.ndarray) and y.ndim == 1 and y.dtype.kind in "iu":
+        return
     with warnings.catch_warnings():
         warnings.filterwarnings(
             "ignore",
@@ -58,6 +65,19 @@ def _encode_labels(y):
     return classes, np.searchsorted(classes, y).astype(np.intp)
 
 
+def _sorted_distinct(a):
+    """``np.unique(a)`` of a 1-D array; integer and boolean arrays by a
+    sort and a mask of the changes (numpy 2.4's ``np.unique`` hashes them
+    first: 35 ms against 1.3 ms for 100,000 distinct integers)."""
+    if a.dtype.kind not in "iub" or a.shape[0] == 0:
+        return np.unique(a)
+    s = np.sort(a)
+    keep = np.empty(s.shape[0], dtype=bool)
+    keep[0] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    return s[keep]
+
+
 def _check_partial_fit_first_call(clf, classes):
     """scikit-learn's check of ``classes`` in partial_fit, in O(K log K).
 
@@ -80,7 +100,7 @@ def _check_partial_fit_first_call(clf, classes):
         and classes.dtype.kind in "iufbUS"
     ):
         # one dtype: no mix of label types to reject
-        labels = np.unique(classes)
+        labels = _sorted_distinct(classes)
     else:
         labels = unique_labels(classes)
     if seen is not None:

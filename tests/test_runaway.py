@@ -98,6 +98,41 @@ def test_runaway_check_threshold_and_rows(data, monkeypatch):
     assert seen[0] == (rows.size, rows.size, rows.size)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_runaway_rows_count_the_cache_lines_a_sparse_row_reads(dtype):
+    """At many classes the check's cost is W's cache lines, not its rows'
+    nonzeros: a used column of a class-major W is read a whole line per
+    class. The rows scored then read at most RUNAWAY_TERMS entries of W
+    (or are the floor of 16); dense rows read whole rows of W as before."""
+    import scipy.sparse as sp
+
+    rng = np.random.RandomState(0)
+    n, D = 400, 1000
+    X = sp.random(n, D, density=0.004, format="csr", random_state=rng,
+                  dtype=dtype)
+    y = np.arange(n) % 4
+    est = UMaxSoftmaxClassifier(max_iter=1, tol=None, random_state=0)
+    est.fit(X, y)
+    assert est.coef_.flags.c_contiguous
+    per_line = 64 // est.coef_.itemsize
+    nnz = X.nnz / n
+    for n_classes in (1_000, 100_000):
+        est.classes_ = np.arange(n_classes)
+        rows = est._runaway_n_rows(X)
+        read = n_classes * (1 + min(nnz * per_line, D))
+        assert rows == 16 or rows * read <= est.RUNAWAY_TERMS
+        # counted by nonzeros alone, it would score more rows
+        if n_classes == 100_000:
+            assert rows < est.RUNAWAY_TERMS // (n_classes * (1 + nnz))
+        else:
+            assert rows == est.RUNAWAY_ROWS
+    dense = X.toarray()
+    est.classes_ = np.arange(1_000)
+    assert est._runaway_n_rows(dense) == max(
+        16, est.RUNAWAY_TERMS // (1_000 * (1 + D))
+    )
+
+
 def test_partial_fit_checks_calls_1_2_4_8(data, monkeypatch):
     """A stream pays the check O(log calls) times, not on every batch."""
     X, y = data

@@ -356,6 +356,29 @@ def test_encode_labels_equals_unique_then_searchsorted(y):
     assert np.array_equal(y_enc, np.searchsorted(expected, y))
 
 
+@pytest.mark.parametrize(
+    "a",
+    [
+        np.array([5, 0, 5, 3, 9, 3]),
+        np.array([5, 0, 5, 3, 9, 3], dtype=np.uint8),
+        np.array([-2, 7, 7, -2, 1]),
+        np.array([True, False, True]),
+        np.array([4]),
+        np.array([], dtype=np.int64),
+        np.array(["b", "a", "c", "a"]),
+        np.array([0.5, 2.0, 0.5, np.nan, np.nan]),
+    ],
+)
+def test_sorted_distinct_equals_unique(a):
+    from sksoftmax._labels import _sorted_distinct
+
+    before, nan = a.copy(), a.dtype.kind == "f"
+    got, expected = _sorted_distinct(a), np.unique(a)
+    assert got.dtype == expected.dtype
+    assert np.array_equal(got, expected, equal_nan=nan)
+    assert np.array_equal(a, before, equal_nan=nan)  # not sorted in place
+
+
 def test_exact_solver_centres_dense_rows():
     """Dense rows are fitted centred: shifting every column by a constant
     leaves the fitted probabilities unchanged (the shift goes into the
