@@ -61,7 +61,7 @@ def _encode_labels(y):
         classes = np.flatnonzero(present).astype(y.dtype)
         code = np.cumsum(present, dtype=np.intp) - 1
         return classes, code[y]
-    classes = np.unique(y)
+    classes = _sorted_distinct(y)
     return classes, np.searchsorted(classes, y).astype(np.intp)
 
 
