@@ -83,6 +83,12 @@ class ExpertSolver:
 
     @property
     def eta(self):
+        """The step of the next pass: ``eta0`` once set (after the first
+        pass, or by the setter, also after a ``restore``), else the
+        expert's ``eta0_`` (NaN before its first pass)."""
+        eta0 = self.estimator.get_params()["eta0"]
+        if not isinstance(eta0, str):
+            return float(eta0)
         return float(getattr(self.estimator, "eta0_", np.nan))
 
     @eta.setter

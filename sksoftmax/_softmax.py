@@ -16,6 +16,8 @@ constants tuned on benchmark sets:
 - stopping: exact log-loss on held-out rows after every epoch; an epoch
   worse than the best beyond the held-out rows' noise is undone (the
   state restored from the best epoch) and retried with half the step;
+  a constant-step (sampled) solver whose phase improved on every earlier
+  one then starts again from the start at half the step;
   after ``n_iter_no_change`` epochs without improvement the kept epochs
   are replayed, with their steps, on every row (the held-out rows
   included).
@@ -277,7 +279,10 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         Hold out ``validation_fraction`` of the rows, score the exact
         log-loss on them after every epoch, undo an epoch worse than the
         best beyond the noise of those rows and halve the step, stop
-        after ``n_iter_no_change`` epochs without improvement; then fit
+        after ``n_iter_no_change`` epochs without improvement (a sampled
+        solver first starts again from the start at half the step while
+        each such phase finds a new best: :ref:`restarts-from-the-start`);
+        then fit
         again on every row along the kept epochs' steps (when more than
         1% of the rows were held out) and, for 'exact', average that
         model with the held-out phase's.
@@ -960,6 +965,11 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 path.append(eta)
                 start_epoch = 1
                 self._end_of_epoch(np.nan, np.nan, held_out, 0.0)
+        # best / best_rows: the phase's best held-out loss and its rows'
+        # losses (improvement, patience, the undo's test); kept: the best
+        # over every phase, whose state ``snap`` holds (with ``own``: from
+        # this phase). A phase is the run from one start: the first, and
+        # after each restart from the start (``restart``, below).
         best, snap, n_bad = np.inf, None, 0
         best_rows = None
         self.best_iter_ = 0
@@ -982,6 +992,22 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             if keep:
                 snap = (self._solver.snapshot(), list(path))
             self.best_iter_ = self.n_iter_
+        kept, own = best, True
+        # A constant-step solver (every one but 'exact', whose per-feature
+        # AdaGrad steps shrink by themselves) plateaus at a level its step
+        # sets: where a phase improved on every earlier one, the fit
+        # starts again from the start at half the step the phase ended
+        # with, and stops at the first phase that does not (the user
+        # guide: restarts from the start)
+        restart = keep and not warm and name != "exact"
+        phase_kept = np.inf
+        tol = 0.0 if self.tol is None else self.tol
+
+        def from_start(eta):
+            self._new_solver(X, y[rows], sample_weight[rows])
+            self._solver.eta = eta
+            return [], np.inf, None, False
+
         for epoch in range(start_epoch, self.max_iter):
             order = self._order(rows)
             start = time.perf_counter()
@@ -992,16 +1018,22 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             except DivergenceError as exc:
                 if snap is None:
                     raise self._divergence(exc) from exc
-                # the step overflowed: back to the best epoch, half the step
-                self._undo(snap[0], 0.5)
-                path = list(snap[1])
+                # the step overflowed: back to the phase's best epoch (or
+                # its start), half the step
                 n_bad += 1
                 self.n_iter_ += 1
+                eta = 0.5 * self._solver.eta
+                if own:
+                    self._undo(snap[0], 0.5)
+                    path = list(snap[1])
+                    back = f"restored epoch {self.best_iter_}"
+                else:
+                    path, best, best_rows, own = from_start(eta)
+                    back = "started again from the start"
                 if self.verbose:
                     print(
-                        f"Epoch {self.n_iter_}: diverged; restored epoch "
-                        f"{self.best_iter_}, step halved to "
-                        f"{self._solver.eta:.3g}"
+                        f"Epoch {self.n_iter_}: diverged; {back}, step "
+                        f"halved to {eta:.3g}"
                     )
                 if n_bad >= self.n_iter_no_change:
                     break
@@ -1026,9 +1058,11 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             improved = self.tol is None or monitored < best - self.tol
             if monitored < best:
                 best = monitored
-                self.best_iter_ = self.n_iter_
                 if held_out is not None:
                     best_rows = rows_loss
+            if monitored < kept:
+                kept, own = monitored, True
+                self.best_iter_ = self.n_iter_
                 if keep:
                     # the previous best's arrays are overwritten, not freed
                     snap = (
@@ -1043,9 +1077,11 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             n_bad += 1
             if held_out is None:
                 self._solver.eta = 0.5 * self._solver.eta
-            elif worse and snap is None:
-                # no snapshot to go back to (_snapshots_fit): the epoch is
-                # kept and the next ones take half the step
+            elif worse and (snap is None or not own):
+                # no snapshot of this phase's best to go back to
+                # (_snapshots_fit, or a restart's phase behind an earlier
+                # one): the epoch is kept and the next ones take half the
+                # step
                 self._solver.eta = 0.5 * self._solver.eta
             elif worse:
                 # worse beyond the held-out rows' noise: undo the epoch and
@@ -1053,14 +1089,28 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 # is kept and the step left as it is)
                 self._undo(snap[0], 0.5)
                 path = list(snap[1])
-            if n_bad >= self.n_iter_no_change:
+            if n_bad < self.n_iter_no_change:
+                continue
+            if restart and kept < phase_kept - tol:
+                phase_kept, n_bad = kept, 0
+                eta = 0.5 * self._solver.eta
+                path, best, best_rows, own = from_start(eta)
                 if self.verbose:
                     print(
-                        f"Stopped after {self.n_iter_} epochs: "
-                        f"{n_bad} without improvement; kept epoch "
-                        f"{self.best_iter_}"
+                        f"Epoch {self.n_iter_}: {self.n_iter_no_change} "
+                        "without improvement; starting again from the "
+                        f"start with half the step, {eta:.3g}"
+                        f" (best so far: epoch {self.best_iter_}, "
+                        f"{kept:.5f})"
                     )
-                break
+                continue
+            if self.verbose:
+                print(
+                    f"Stopped after {self.n_iter_} epochs: "
+                    f"{n_bad} without improvement; kept epoch "
+                    f"{self.best_iter_}"
+                )
+            break
         else:
             if self.tol is not None and self.max_iter > 1:
                 warnings.warn(
@@ -1069,7 +1119,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                     "max_iter.",
                     ConvergenceWarning,
                 )
-        if snap is not None and self.best_iter_ != self.n_iter_:
+        if snap is not None and (self.best_iter_ != self.n_iter_ or not own):
             self._undo(snap[0], 1.0)
             path = list(snap[1])
         elif held_out is not None and not keep:

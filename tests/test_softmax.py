@@ -303,6 +303,51 @@ def test_a_runaway_step_is_undone(problem):
                           max_iter=3, random_state=0).fit(X * 1e3, y)
 
 
+@pytest.mark.parametrize("solver", ["umax", "scent", "ar"])
+def test_a_constant_step_solver_starts_again_with_half_the_step(
+    problem, solver, capsys
+):
+    """After a phase that improved on every earlier one, the fit starts
+    again from the start at half the step in use; it stops at the first
+    phase without a new best, and the model kept is the best epoch of
+    every phase."""
+    import re
+
+    X, y, _, _ = problem
+    clf = SoftmaxClassifier(solver=solver, random_state=0, verbose=1,
+                            n_iter_no_change=2, max_iter=300)
+    clf.fit(X, y)
+    out = capsys.readouterr().out.splitlines()
+    epochs = {}  # epoch -> (held-out loss, step)
+    restarts = []  # (epoch, step after, best so far)
+    for line in out:
+        m = re.match(r"Epoch (\d+): .*held-out log-loss ([\d.]+), step "
+                     r"([\d.e+-]+)", line)
+        if m:
+            epochs[int(m[1])] = (float(m[2]), float(m[3]))
+        m = re.match(r"Epoch (\d+): 2 without improvement; starting again "
+                     r"from the start with half the step, ([\d.e+-]+) "
+                     r"\(best so far: epoch (\d+), ([\d.]+)\)", line)
+        if m:
+            restarts.append((int(m[1]), float(m[2]), float(m[4])))
+    assert restarts, "no restart on this problem"
+    losses = np.array(clf.validation_loss_)
+    assert losses[clf.best_iter_ - 1] == losses.min()
+    bests = [np.inf] + [b for _, _, b in restarts]
+    for (e, eta, b), before in zip(restarts, bests):
+        # the phase improved on the one before it, and the next epoch
+        # runs at half the step the phase ended with
+        assert b < before
+        assert epochs[e + 1][1] == pytest.approx(eta, rel=1e-3)
+        assert eta == pytest.approx(0.5 * epochs[e][1], rel=1e-2)
+    # the last phase found no new best: the fit stopped there
+    last = restarts[-1][0]
+    if clf.n_iter_ < clf.max_iter:
+        assert min(v for k, (v, _) in epochs.items() if k > last) > (
+            restarts[-1][2] - clf.tol
+        )
+
+
 def test_bad_input_is_named(problem):
     X, y, _, _ = problem
     with pytest.raises(ValueError, match="solver"):
