@@ -281,7 +281,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         best beyond the noise of those rows and halve the step, stop
         after ``n_iter_no_change`` epochs without improvement (a sampled
         solver first starts again from the start at half the step while
-        each such phase finds a new best: :ref:`restarts-from-the-start`);
+        each such phase finds a new best: :ref:`restarts from the start
+        <restarts-from-the-start>`);
         then fit
         again on every row along the kept epochs' steps (when more than
         1% of the rows were held out) and, for 'exact', average that
