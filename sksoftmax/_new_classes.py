@@ -64,10 +64,18 @@ def grow_rows(array, n_rows, fill=0):
         == array.__array_interface__["data"][0]
     ):
         capacity = max(n_rows, 2 * n_old, _MIN_CAPACITY)
-        # written, not calloc'ed: the rows in use are written here and on
-        # growth; the spare rows are mapped when first used
-        buf = np.empty((capacity,) + array.shape[1:], dtype=array.dtype)
+        # calloc'ed for a zero fill (the new rows are then zero already,
+        # their pages zeroed when first written), else written; the spare
+        # rows are mapped when first used
+        zero = np.isscalar(fill) and fill == 0
+        buf = (np.zeros if zero else np.empty)(
+            (capacity,) + array.shape[1:], dtype=array.dtype
+        )
         buf[:n_old] = array
+        out = buf[:n_rows]
+        if not zero:
+            out[n_old:] = fill
+        return out
     out = buf[:n_rows]
     out[n_old:] = fill
     return out

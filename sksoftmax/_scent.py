@@ -7,6 +7,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseSoftmaxClassifier
 from ._docstrings import fill_doc
+from ._new_classes import grow_rows
 from ._scent_fast import MODES, scent_epoch32, scent_epoch64
 from ._shared._codes import Status
 from ._solver import EpochDiverged, SGDSolver, SolverEstimatorMixin
@@ -14,6 +15,23 @@ from ._solver import EpochDiverged, SGDSolver, SolverEstimatorMixin
 # variant -> the kernel's `mode` (NU_SCENT, NU_SOX, NU_SGD, LOSS_BSGD)
 _MODES = MODES
 
+
+
+def empty_momentum(momentum, n_classes, n_features, dtype):
+    """(V, V's row of each class, Vb) before any epoch: V without rows,
+    no class with one (-1), Vb zero; all three empty without momentum
+    (``momentum`` 1)."""
+    if momentum >= 1.0:
+        return (
+            np.empty((0, 1), dtype=dtype),
+            np.empty(0, dtype=np.intp),
+            np.empty(0, dtype=dtype),
+        )
+    return (
+        np.empty((0, n_features), dtype=dtype),
+        np.full(n_classes, -1, dtype=np.intp),
+        np.zeros(n_classes, dtype=dtype),
+    )
 
 class SCENTSolver(SGDSolver):
     """SCENT epochs (kernel ``_scent_fast``), the solver of
@@ -32,9 +50,11 @@ class SCENTSolver(SGDSolver):
         Whether the kernel applies momentum lazily (the estimator's
         ``_lazy_momentum`` of the epoch's rows).
 
-    The state carries ``velocity``, ``velocity_b`` (the momentum buffers,
-    empty without momentum) and ``warmup`` (the rows of the step's ramp,
-    recorded when the model starts, at t = 0).
+    The state carries ``velocity``, ``velocity_slot``, ``velocity_b`` (the
+    momentum buffers, empty without momentum: V has a row only for the
+    classes that moved, ``velocity_slot`` says which, see
+    ``_reserve_momentum_rows``) and ``warmup`` (the rows of the step's
+    ramp, recorded when the model starts, at t = 0).
     """
 
     kernels = (scent_epoch64, scent_epoch32)
@@ -57,16 +77,35 @@ class SCENTSolver(SGDSolver):
         state = super().setup(
             n_features, dtype, random_state, class_count, max_row_weight
         )
-        if self.momentum >= 1.0:
-            state.velocity = np.empty((0, 1), dtype=dtype)
-            state.velocity_b = np.empty(0, dtype=dtype)
-        else:
-            state.velocity = np.zeros(state.coef.shape, dtype=state.coef.dtype)
-            state.velocity_b = np.zeros(
-                state.intercept.shape, dtype=state.intercept.dtype
-            )
+        (
+            state.velocity,
+            state.velocity_slot,
+            state.velocity_b,
+        ) = empty_momentum(
+            self.momentum, self.n_classes, n_features, state.coef.dtype
+        )
         state.warmup = 0
         return state
+
+    def _reserve_momentum_rows(self, state, dataset, y):
+        """A row of V (zero) for each class the epoch can move that has
+        none yet, in class order: the labels of the rows of positive
+        weight, or every class with uniform negatives (the kernel's
+        "Momentum rows only for the classes that move"). V grows through
+        ``grow_rows`` (spare capacity, amortised copies)."""
+        if self.momentum >= 1.0:
+            return
+        slot = state.velocity_slot
+        if self.negatives == "uniform":
+            new = np.flatnonzero(slot < 0)
+        else:
+            moving = np.zeros(slot.shape[0], dtype=bool)
+            moving[y[dataset.weights > 0]] = True
+            new = np.flatnonzero(moving & (slot < 0))
+        if new.size:
+            n = state.velocity.shape[0]
+            state.velocity = grow_rows(state.velocity, n + new.size, 0)
+            slot[new] = np.arange(n, n + new.size)
 
     def new_row_state(self, n_rows):
         """nu, NaN for a row not seen yet (it starts from log g_i)."""
@@ -108,6 +147,7 @@ class SCENTSolver(SGDSolver):
             # the ramp: the model's first epoch (fit's rows, or the first
             # partial_fit call's); later epochs and calls keep it
             state.warmup = dataset.n_samples
+        self._reserve_momentum_rows(state, dataset, y)
         status, obj_sum, weight_sum, t, row, value = self._kernel(state)(
             dataset,
             weights,
@@ -115,6 +155,7 @@ class SCENTSolver(SGDSolver):
             nu,
             state.velocity,
             state.velocity_b,
+            state.velocity_slot,
             state.rng,
             order,
             state.t,
@@ -128,6 +169,11 @@ class SCENTSolver(SGDSolver):
         if status == Status.STATUS_NONFINITE:
             raise EpochDiverged(
                 "nu, a shifted logit or ||W|| is not finite", row, value
+            )
+        if status == Status.STATUS_NO_ROW:
+            raise RuntimeError(
+                f"class {int(-1 - value)} has no row of the momentum V "
+                "(_reserve_momentum_rows)"
             )
         state.t = t
         return obj_sum, weight_sum
@@ -176,9 +222,11 @@ class SCENTClassifier(SolverEstimatorMixin, BaseSoftmaxClassifier):
     momentum : float in (0, 1], default=0.1
         beta of Algorithm 26: ``V <- (1 - beta) V + beta Z`` on the
         minibatch's classes, then ``W <- W - eta V`` on them. 1.0 turns
-        momentum off (V = Z, not stored); otherwise V is a second
-        (n_classes, n_features) array (memory: twice W), kept lazily so
-        that sparse rows cost O(nnz) per class (:ref:`scent_momentum`).
+        momentum off (V = Z, not stored); otherwise V has a row of
+        n_features for each class that has moved (memory: up to twice W;
+        the classes of rows of positive weight, all with uniform
+        negatives), kept lazily so that sparse rows cost O(nnz) per class
+        (:ref:`scent_momentum`).
     negatives : {'in_batch', 'in_batch_weighted', 'uniform'}, \
             default='in_batch_weighted'
         The negatives N_i of row i. 'in_batch' (the text's choice): the
@@ -387,8 +435,8 @@ class SCENTClassifier(SolverEstimatorMixin, BaseSoftmaxClassifier):
 
     def _init_state(self, n_features, dtype):
         super()._init_state(n_features, dtype)
-        self.__dict__.pop("_velocity", None)
-        self.__dict__.pop("_velocity_b", None)
+        for name in ("_velocity", "_velocity_slot", "_velocity_b"):
+            self.__dict__.pop(name, None)
 
     def _adopt_dtype(self, dtype):
         super()._adopt_dtype(dtype)
@@ -397,28 +445,32 @@ class SCENTClassifier(SolverEstimatorMixin, BaseSoftmaxClassifier):
             self._velocity_b = self._velocity_b.astype(dtype, copy=False)
 
     def _per_class_arrays(self):
-        # the momentum of a new class starts at zero
+        # the momentum of a new class starts at zero (no row of V yet)
         return super()._per_class_arrays() + [
-            ("_velocity", 0, 1),
+            ("_velocity_slot", -1, 1),
             ("_velocity_b", 0, 1),
         ]
 
     def _momentum_buffers(self):
-        """V and Vb for the kernel, allocated on first use."""
+        """V, its rows' classes and Vb for the kernel, empty on first use
+        (a class gets its row of V when an epoch first moves it)."""
+        n_classes, n_features = self.coef_.shape
         dtype = self.coef_.dtype
         if self.momentum >= 1.0:
-            return (
-                np.empty((0, 1), dtype=dtype),
-                np.empty(0, dtype=dtype),
-            )
-        V = getattr(self, "_velocity", None)
-        if V is None or V.shape != self.coef_.shape or V.dtype != dtype:
-            # calloc'ed, as coef_ (_class_prior.new_weights): only the
-            # pages of classes a batch updates are ever mapped
-            V = np.zeros(self.coef_.shape, dtype=dtype)
-            self._velocity = V
-            self._velocity_b = np.zeros(self.coef_.shape[0], dtype=dtype)
-        return self._velocity, self._velocity_b
+            return empty_momentum(1.0, n_classes, n_features, dtype)
+        slot = getattr(self, "_velocity_slot", None)
+        if (
+            slot is None
+            or slot.shape[0] != n_classes
+            or self._velocity.shape[1] != n_features
+            or self._velocity.dtype != dtype
+        ):
+            (
+                self._velocity,
+                self._velocity_slot,
+                self._velocity_b,
+            ) = empty_momentum(self.momentum, n_classes, n_features, dtype)
+        return self._velocity, self._velocity_slot, self._velocity_b
 
     def _make_solver(self, eta0=None, n_threads=None):
         """The SCENT solver of the current parameters."""
@@ -435,13 +487,16 @@ class SCENTClassifier(SolverEstimatorMixin, BaseSoftmaxClassifier):
         solver.lazy_momentum = self._lazy_momentum(dataset)
 
     def _training_state(self, t):
-        V, Vb = self._momentum_buffers()
+        V, slot, Vb = self._momentum_buffers()
         state = super()._training_state(t)
-        state.velocity, state.velocity_b = V, Vb
+        state.velocity, state.velocity_slot, state.velocity_b = V, slot, Vb
         state.warmup = getattr(self, "_warmup", 0)
         return state
 
     def _keep_state(self, state):
+        if self.momentum < 1.0:
+            # V grew by the rows of the classes the epoch moved first
+            self._velocity = state.velocity
         if state.warmup or hasattr(self, "_warmup"):
             self._warmup = state.warmup
 

@@ -48,18 +48,26 @@ def _kernel(dtype):
 
 
 def _run_kernel(X, y, sw, W, b, nu, V, Vb, rng, **kw):
-    """Run the kernel on copies; returns (W, b, nu, V, Vb, out, wm)."""
+    """Run the kernel on copies; returns (W, b, nu, V, Vb, out, wm).
+
+    V (a row per class) goes to the kernel with its rows in a shuffled
+    order and V's row of each class in ``vslot`` (the estimators give rows
+    in the order classes first move), and comes back in class order."""
     dtype = X.dtype
     coef, intercept = W.astype(dtype), b.astype(dtype)
     V, Vb, nu = V.astype(dtype), Vb.astype(dtype), nu.copy()
+    vslot = np.random.default_rng(V.shape[0]).permutation(V.shape[0])
+    V_rows = np.empty_like(V)
+    V_rows[vslot] = V
     wm = make_weight_matrix(coef, intercept)
     out = _kernel(dtype)(
         make_dataset(X, sw),
         wm,
         y,
         nu,
-        V,
+        V_rows,
         Vb,
+        vslot,
         rng,
         np.arange(X.shape[0], dtype=np.intp),
         kw.get("t", 0),
@@ -83,7 +91,7 @@ def _run_kernel(X, y, sw, W, b, nu, V, Vb, rng, **kw):
             lazy_momentum=kw.get("lazy", False),
         ),
     )
-    return wm.true_coef(), intercept, nu, V, Vb, out, wm
+    return wm.true_coef(), intercept, nu, V_rows[vslot], Vb, out, wm
 
 
 def _log_inv_q(y, sw, K):
@@ -582,6 +590,59 @@ def test_momentum_carried_over_between_partial_fit_calls(problem):
     a.partial_fit(X[100:200], y[100:200])
     b.partial_fit(X[100:200], y[100:200])
     assert not np.allclose(a.coef_, b.coef_)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_momentum_has_rows_only_for_the_classes_that_moved(lazy, monkeypatch):
+    # V gets a row when an epoch first moves a class (a label of a row of
+    # positive weight, with in-batch negatives): classes without rows of
+    # positive weight have none, and the arithmetic is that of a V with a
+    # row for every class (rows reserved for all classes up front)
+    from sksoftmax._scent import SCENTClassifier as Est
+    from sksoftmax._scent import SCENTSolver
+
+    X, y = make_softmax_classification(
+        n_samples=300, n_features=40, n_classes=12, density=0.3,
+        random_state=3,
+    )[:2]
+    X = sp.csr_matrix(X)
+    y = y % 6  # labels 0..5 of 12 classes
+    sw = np.ones(len(y))
+    sw[y == 5] = 0.0  # class 5: rows of zero weight only
+    monkeypatch.setattr(Est, "_lazy_momentum", lambda self, ds: lazy)
+
+    def run(first, second):
+        est = _quiet(shuffle=False)
+        est.partial_fit(first[0], first[1], classes=np.arange(12),
+                        sample_weight=first[2])
+        est.partial_fit(second[0], second[1], sample_weight=second[2])
+        return est
+
+    halves = [(X[:150], y[:150] % 3, sw[:150]), (X[150:], y[150:], sw[150:])]
+    compact = run(*halves)
+    # the first call moved classes 0..2, the second 3 and 4 as well
+    slot = compact._velocity_slot
+    assert_array_equal(slot[:3], [0, 1, 2])
+    assert_array_equal(np.sort(slot[3:5]), [3, 4])
+    assert (slot[5:] == -1).all()
+    assert compact._velocity.shape == (5, X.shape[1])
+
+    def every_class(self, state, dataset, y):
+        if (state.velocity_slot < 0).any():
+            n = state.velocity_slot.shape[0]
+            state.velocity = np.zeros((n, state.coef.shape[1]),
+                                      dtype=state.coef.dtype)
+            state.velocity_slot[:] = np.arange(n)
+
+    monkeypatch.setattr(SCENTSolver, "_reserve_momentum_rows", every_class)
+    full = run(*halves)
+    assert full._velocity.shape == (12, X.shape[1])
+    assert_allclose(compact.coef_, full.coef_, rtol=1e-12, atol=1e-14)
+    assert_allclose(compact.intercept_, full.intercept_, rtol=1e-12)
+    moved = np.flatnonzero(slot >= 0)
+    assert_allclose(compact._velocity[slot[moved]], full._velocity[moved],
+                    rtol=1e-12, atol=1e-14)
+    assert_array_equal(full._velocity[slot < 0], 0)
 
 
 def test_single_label_minibatches_contribute_nothing():
