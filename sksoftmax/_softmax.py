@@ -89,19 +89,23 @@ SAMPLED_DEFAULT = "scent"
 # (``_snapshots_fit``)
 LOW_MEMORY_PARAMS = {"scent": {"momentum": 1.0}}
 
-# The exact solver's step pilot: candidate scales of the AdaGrad-norm step
-# (the first update of a feature's K weights has norm eta), each run on
-# the same first rows of the first epoch; the rows of a trial are at most
-# a fifth of the training rows so that the five trials cost about one
-# epoch, and at most PILOT_MAX_ROWS.
-PILOT_ETAS = tuple(3.0**k for k in range(-3, 2))  # 1/27 ... 3
+# The exact solver's step pilot: scales of the AdaGrad-norm step (the
+# first update of a feature's K weights has norm eta) on the grid
+# PILOT_GRID (1/27 ... 3) extended by PILOT_MAX_EXTEND of its steps beyond
+# either end (1/729 ... 81), each run on the same first rows of the first
+# epoch. It tries PILOT_ETAS first and walks outward along the grid while
+# the winner is at an end of what it tried (``pilot_walk``); the rows of a
+# trial are at most a 1 / PILOT_ROW_DIVISOR share of the training rows
+# (five trials cost about one epoch) and at most PILOT_MAX_ROWS.
+PILOT_GRID = tuple(3.0**k for k in range(-3, 2))  # 1/27 ... 3
+PILOT_MAX_EXTEND = 3
+PILOT_ETAS = PILOT_GRID[2:]  # 1/3, 1, 3: where the winners were
+PILOT_ROW_DIVISOR = len(PILOT_GRID)
 PILOT_MAX_ROWS = 50_000
 PILOT_MIN_ROWS = 200
 # the step scale when there are too few rows for the pilot: a feature's
 # first update moves its K weights by one unit of log-odds
 ETA_NO_PILOT = 1.0
-# grid steps added beyond an end of PILOT_ETAS while the winner is there
-PILOT_MAX_EXTEND = 3
 # stage 2: the two best race over at most this many times m further rows
 # (the rest of the first epoch when it is shorter: every row of a set of
 # up to 250,000 rows; a cost cap, so that the race costs at most 8 m rows)
@@ -131,6 +135,36 @@ SOUP_WEIGHT = 0.5
 # paired per-row differences
 SIGNIFICANCE_Z = 2.0
 
+
+def pilot_walk(score):
+    """The exact solver's stage-1 search: ``score(eta)`` (lower is better,
+    inf for a divergence) at each of PILOT_ETAS, then one grid step
+    further beyond an end while the best finite score is there (below the
+    lowest when every score is infinite), within PILOT_GRID extended by
+    PILOT_MAX_EXTEND steps either way. Returns {eta: score}.
+
+    On a score that is unimodal in log eta this tries the grid's winner
+    and both of its neighbours, as scoring all of PILOT_GRID and then
+    extending it did, with two trials fewer when the winner is inside
+    PILOT_ETAS.
+    """
+    ratio = PILOT_GRID[1] / PILOT_GRID[0]
+    lowest = PILOT_GRID[0] / ratio**PILOT_MAX_EXTEND
+    highest = PILOT_GRID[-1] * ratio**PILOT_MAX_EXTEND
+    results = {eta: score(eta) for eta in PILOT_ETAS}
+    while True:
+        etas = sorted(results)
+        finite = [e for e in etas if results[e] < np.inf]
+        lead = min(finite, key=results.get) if finite else None
+        if lead is None or lead == etas[0]:
+            new = etas[0] / ratio
+        elif lead == etas[-1]:
+            new = etas[-1] * ratio
+        else:
+            return results
+        if not lowest * (1 - 1e-9) <= new <= highest * (1 + 1e-9):
+            return results
+        results[new] = score(new)
 
 def _held_out_rows(y, n_classes, n_val, rng, keep_first=False):
     """The ``n_val`` held-out rows of ``early_stopping`` (sorted indices),
@@ -1252,9 +1286,10 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         """Pick the exact solver's step scale; returns (eta, rows) with
         rows None when there were too few rows to try.
 
-        Stage 1: each candidate of PILOT_ETAS (walking on past an end
-        while the winner is there) runs from the same start over the same
-        first m rows of a random order, m at most a fifth of the rows; its
+        Stage 1: each candidate of ``pilot_walk`` (PILOT_ETAS, walking on
+        along the grid past an end while the winner is there) runs from
+        the same start over the same first m rows of a random order, m at
+        most a fifth of the rows; its
         score is the progressive log-loss of the second half of those rows,
         each row scored before its own update, an honest held-out
         estimate on rows in random order. Stage 2 (``whole_epoch``): the
@@ -1272,7 +1307,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         (``ExactSolver.reset``) and replays the rows it needs.
         """
         n = rows.shape[0]
-        m = min(PILOT_MAX_ROWS, n // len(PILOT_ETAS))
+        m = min(PILOT_MAX_ROWS, n // PILOT_ROW_DIVISOR)
         if m < PILOT_MIN_ROWS:
             if self.verbose:
                 print(
@@ -1284,9 +1319,6 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         first, second = order[: m // 2], order[m // 2 : m]
         race = order[m : (1 + PILOT_RACE_ROWS) * m]
         rest = order[(1 + PILOT_RACE_ROWS) * m :]
-        results = {}
-        ranked = []  # (score, eta), the two best
-
         def run(rows):
             try:
                 loss_sum, weight_sum = self._solver.epoch(
@@ -1309,28 +1341,9 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                     break
             return score
 
-        def trial(eta):
-            score = from_start(eta, first, second)
-            results[eta] = score
-            if score < np.inf:
-                ranked.append((score, eta))
-                ranked.sort()
-                del ranked[2:]
-
-        for eta in PILOT_ETAS:
-            trial(eta)
-        # a winner at an end of the grid: walk on by the grid's ratio
-        ratio = PILOT_ETAS[1] / PILOT_ETAS[0]
-        for _ in range(PILOT_MAX_EXTEND):
-            etas = sorted(results)
-            if not ranked:
-                trial(etas[0] / ratio)
-            elif ranked[0][1] == etas[-1]:
-                trial(etas[-1] * ratio)
-            elif ranked[0][1] == etas[0]:
-                trial(etas[0] / ratio)
-            else:
-                break
+        results = pilot_walk(lambda eta: from_start(eta, first, second))
+        # the two best
+        ranked = sorted((v, e) for e, v in results.items() if v < np.inf)[:2]
         self.eta0_trials_ = np.array(sorted(results.items()))
         if not ranked:
             self._solver.reset()

@@ -148,7 +148,7 @@ def test_fit_reaches_the_single_process_objective(fitted):
 
 def test_step_pilot_runs_on_the_cluster(fitted):
     """eta0='auto': SoftmaxClassifier's pilot rule as DS-MLR passes on the
-    cluster: every step of its grid tried on the first rows, the winner
+    cluster: its first steps tried on the first rows, the winner
     among stage 1's leader and its grid neighbours, and the fit from it
     reaching the single-process objective within the same tolerance."""
     from sksoftmax._softmax import PILOT_ETAS

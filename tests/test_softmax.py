@@ -465,6 +465,54 @@ def test_partial_fit_continues_in_the_fit_s_centred_coordinates():
     np.testing.assert_allclose(stream._row_shift, X[:300].mean(axis=0))
 
 
+def _full_grid_then_extend(score):
+    """The pilot's former stage 1, the reference: every step of the grid
+    1/27 ... 3, then up to three grid steps past the end the winner is at
+    (down from the lowest while every score is infinite)."""
+    grid = [3.0**k for k in range(-3, 2)]
+    results = {eta: score(eta) for eta in grid}
+    for _ in range(3):
+        etas = sorted(results)
+        finite = [e for e in etas if results[e] < np.inf]
+        lead = min(finite, key=results.get) if finite else None
+        if lead is None or lead == etas[0]:
+            new = etas[0] / 3
+        elif lead == etas[-1]:
+            new = etas[-1] * 3
+        else:
+            break
+        results[new] = score(new)
+    return results
+
+
+@pytest.mark.parametrize("best", [3.0**k for k in range(-8, 6)] + [None])
+def test_pilot_walk_finds_the_full_grids_winner_with_fewer_trials(best):
+    # on a score unimodal in log eta (inf above 100 x the best: a
+    # divergence; every score inf for best=None), the walk from 1/3, 1, 3
+    # ends at the winner of scoring the whole grid and extending it, with
+    # its two neighbours tried (the race's runner-up is one of them), and
+    # tries at most as many steps
+    from sksoftmax._softmax import pilot_walk
+
+    def score(eta):
+        if best is None or eta > 100 * best:
+            return np.inf
+        d = np.log(eta) - np.log(best)
+        return d * d + 0.1 * d  # no ties between neighbours
+
+    walked, full = pilot_walk(score), _full_grid_then_extend(score)
+    assert len(walked) <= len(full)
+    if best is None:
+        assert set(walked) == set(full)  # down to the lowest step, 1/729
+        return
+    win = min(full, key=full.get)
+    assert min(walked, key=walked.get) == pytest.approx(win)
+    ranked = sorted((v, e) for e, v in full.items())[:2]
+    assert sorted((v, e) for e, v in walked.items())[:2] == ranked
+    if 1 / 3 <= win <= 3 and win not in (1 / 3, 3):
+        assert len(walked) == 3 < len(full)
+
+
 @pytest.mark.parametrize("pick", [0, 1])
 def test_exact_pilot_race_is_decided_on_the_held_out_rows(monkeypatch, pick):
     # stage 2 of the step pilot: the two best steps of stage 1 race, and

@@ -667,8 +667,9 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         rule (``SoftmaxClassifier._pilot``, its constants), each trial a
         DS-MLR pass over a sample of the rows from W = 0 on the cluster.
 
-        Stage 1: every candidate of PILOT_ETAS (walking on past an end of
-        the grid while the winner is there) trains on the first m / 2 rows
+        Stage 1: every candidate of ``pilot_walk`` (PILOT_ETAS, walking on
+        along the grid past an end while the winner is there) trains on
+        the first m / 2 rows
         of a random order (each worker's share of them from its own row
         block) and is scored by the progressive log-loss of the next
         m / 2, m = min(PILOT_MAX_ROWS, n / 5); stage 2: the leader and
@@ -681,11 +682,11 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         """
         from .._softmax import (
             ETA_NO_PILOT,
-            PILOT_ETAS,
-            PILOT_MAX_EXTEND,
             PILOT_MAX_ROWS,
             PILOT_MIN_ROWS,
             PILOT_RACE_ROWS,
+            PILOT_ROW_DIVISOR,
+            pilot_walk,
         )
 
         ring = list(self.shard_workers_)
@@ -693,7 +694,7 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             client, ring, [client.submit(W.n_rows_of, r, pure=False) for r in rows]
         )
         n = int(sum(sizes))
-        m = min(PILOT_MAX_ROWS, n // len(PILOT_ETAS))
+        m = min(PILOT_MAX_ROWS, n // PILOT_ROW_DIVISOR)
         if m < PILOT_MIN_ROWS:
             if self.verbose:
                 print(f"eta0='auto': {n} rows are too few for the pilot; "
@@ -741,24 +742,7 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
             )
             return float(loss) if np.isfinite(loss) else np.inf
 
-        results = {}
-        for eta in PILOT_ETAS:
-            results[eta] = run(eta, 2)
-        ratio = PILOT_ETAS[1] / PILOT_ETAS[0]
-        for _ in range(PILOT_MAX_EXTEND):
-            etas = sorted(results)
-            finite = [e for e in etas if results[e] < np.inf]
-            if not finite:
-                new = etas[0] / ratio
-            else:
-                lead = min(finite, key=results.get)
-                if lead == etas[-1]:
-                    new = etas[-1] * ratio
-                elif lead == etas[0]:
-                    new = etas[0] / ratio
-                else:
-                    break
-            results[new] = run(new, 2)
+        results = pilot_walk(lambda eta: run(eta, 2))
         self.eta0_trials_ = np.array(sorted(results.items()))
         ranked = sorted((v, e) for e, v in results.items() if v < np.inf)
         if not ranked:
