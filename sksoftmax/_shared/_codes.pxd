@@ -9,8 +9,9 @@ cpdef enum Status:
     STATUS_OK = 0
     STATUS_OVERFLOW = 1         # an exponent past MAX_EXPONENT (_sgd_common)
     STATUS_NONFINITE = 2        # a score, a variable or ||W|| became inf/NaN
-    STATUS_NO_ROW = 3           # a class the epoch moves has no row of a
-                                # per-class buffer the caller allocates
+    # a class the epoch moves has no row of a per-class buffer the caller
+    # allocates (SCENT's momentum V)
+    STATUS_NO_ROW = 3
 
 
 cpdef enum Schedule:
