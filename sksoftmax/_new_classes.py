@@ -72,12 +72,11 @@ def grow_rows(array, n_rows, fill=0):
             (capacity,) + array.shape[1:], dtype=array.dtype
         )
         buf[:n_old] = array
-        out = buf[:n_rows]
-        if not zero:
-            out[n_old:] = fill
-        return out
+    else:
+        zero = False  # a reused buffer's spare rows may hold anything
     out = buf[:n_rows]
-    out[n_old:] = fill
+    if not zero:
+        out[n_old:] = fill
     return out
 
 

@@ -16,7 +16,6 @@ from ._solver import EpochDiverged, SGDSolver, SolverEstimatorMixin
 _MODES = MODES
 
 
-
 def empty_momentum(momentum, n_classes, n_features, dtype):
     """(V, V's row of each class, Vb) before any epoch: V without rows,
     no class with one (-1), Vb zero; all three empty without momentum
@@ -32,6 +31,7 @@ def empty_momentum(momentum, n_classes, n_features, dtype):
         np.full(n_classes, -1, dtype=np.intp),
         np.zeros(n_classes, dtype=dtype),
     )
+
 
 class SCENTSolver(SGDSolver):
     """SCENT epochs (kernel ``_scent_fast``), the solver of
