@@ -149,7 +149,9 @@ seconds are its own process's. ``--leave-one-out FILE`` reads JSON lines
 "constant" / "config", "test_log_loss"), one per set and value of a
 package constant from a sweep, and prints for each set the value chosen on
 the other sets (least mean relative excess over each set's best) and the
-excess it gives on the left-out set.
+excess it gives on the left-out set. With ``--within F`` (a cost knob such
+as ``tol``, read with each record's ``cpu_s``) the value chosen is the
+cheapest whose excess stays within F on every other set.
 
 Optional dependencies: matplotlib (PNG plots), torch (``pip install
 torch==2.13.0``, a CPU build; its method is skipped without it).
@@ -1682,9 +1684,17 @@ def _sort_key(v):
         return (1, 0.0, str(v))
 
 
-def leave_one_out(path):
-    """Print the leave-one-dataset-out choice of a package constant."""
-    loss = {}
+def leave_one_out(path, within=None):
+    """Print the leave-one-dataset-out choice of a package constant.
+
+    ``within`` (a cost knob, such as the stopping tolerance, whose
+    cheapest value is never the most accurate): among the values whose
+    excess over each set's best stays within ``within`` on every set
+    chosen on, the one of least mean CPU seconds (each record's
+    ``cpu_s``, relative to the set's most expensive value); without
+    ``within``, the value of least mean excess.
+    """
+    loss, cpu = {}, {}
     with open(path) as f:
         for line in f:
             line = line.strip()
@@ -1697,6 +1707,8 @@ def leave_one_out(path):
             if s is None or ll is None:
                 continue
             loss[(s, json.dumps(value))] = float(ll)
+            if r.get("cpu_s") is not None:
+                cpu[(s, json.dumps(value))] = float(r["cpu_s"])
     sets = sorted({s for s, _ in loss})
     values = sorted(
         {v for _, v in loss}, key=lambda v: _sort_key(json.loads(v))
@@ -1706,17 +1718,37 @@ def leave_one_out(path):
     def excess(s, v):
         return loss[(s, v)] / best[s] - 1.0
 
+    def cost(s, v):
+        top = max(cpu[(t, w)] for (t, w) in cpu if t == s)
+        return cpu[(s, v)] / top if top > 0 else 0.0
+
     def choose(on):
         cands = [v for v in values if all((s, v) in loss for s in on)]
         if not cands:
             return None, None
         mean = {v: np.mean([excess(s, v) for s in on]) for v in cands}
+        if within is not None:
+            ok = [
+                v for v in cands
+                if all((s, v) in cpu for s in on)
+                and max(excess(s, v) for s in on) <= within
+            ]
+            if ok:
+                v = min(ok, key=lambda v: np.mean([cost(s, v) for s in on]))
+                return v, mean[v]
         v = min(cands, key=mean.get)
         return v, mean[v]
 
     print(
         f"{len(sets)} sets, {len(values)} values of the constant "
-        f"({', '.join(json.loads(v).__repr__() for v in values)})\n"
+        f"({', '.join(json.loads(v).__repr__() for v in values)})"
+        + (
+            f"; the cheapest value within {within:.2%} of each set's best "
+            "on every set chosen on"
+            if within is not None
+            else ""
+        )
+        + "\n"
     )
     rows, held = [], []
     for s in sets:
@@ -1935,6 +1967,14 @@ def parse_args(argv=None):
         metavar="JSONL",
         help="print the leave-one-set-out table of a constant's sweep",
     )
+    p.add_argument(
+        "--within",
+        type=float,
+        default=None,
+        metavar="FRACTION",
+        help="with --leave-one-out, a cost knob: choose the cheapest value "
+        "(mean cpu_s) whose excess stays within FRACTION on every set",
+    )
     args = p.parse_args(argv)
     unknown = [s for s in args.sets if s not in REGISTRY]
     if unknown:
@@ -1955,7 +1995,7 @@ def parse_args(argv=None):
 def main(argv=None):
     args = parse_args(argv)
     if args.leave_one_out:
-        leave_one_out(args.leave_one_out)
+        leave_one_out(args.leave_one_out, args.within)
         return 0
     if args.shapes:
         show_shapes(args.sets, args.test_rows)

@@ -102,10 +102,11 @@ _COMMON_PARAMS_DOC = """
     fit_intercept : bool, default=True
         Learn class biases (the paper's w_k^(0)).
     %(max_iter)s
-    tol : float or None, default=1e-4
+    tol : float or None, default=1e-3
         ``fit`` stops when the monitored loss (the validation log-loss with
         ``early_stopping``, else the training objective recorded in
-        ``loss_curve_``) has not improved by ``tol`` for
+        ``loss_curve_``) has not fallen below its best by more than
+        ``tol`` times that best (a relative tolerance) for
         ``n_iter_no_change`` epochs in a row. None: run ``max_iter`` epochs
         (the paper runs a fixed number of steps).
     shuffle : bool, default=True
@@ -356,7 +357,7 @@ class _BaseAugmentReduce(SolverEstimatorMixin, BaseSoftmaxClassifier):
         alpha=0.0,
         fit_intercept=True,
         max_iter=100,
-        tol=1e-4,
+        tol=1e-3,
         shuffle=True,
         random_state=None,
         warm_start=False,

@@ -31,7 +31,7 @@ from ._class_weight import (
     weigh_fit_rows,
     weigh_stream_rows,
 )
-from ._epochs import _MODEL_ATTRIBUTES, EpochMixin
+from ._epochs import _MODEL_ATTRIBUTES, EpochMixin, improves
 from ._labels import (
     _canonical_csr,
     _check_partial_fit_first_call,
@@ -242,7 +242,7 @@ class BaseSoftmaxClassifier(
                 else:
                     monitored = objective
                 if self.tol is not None:
-                    n_bad = n_bad + 1 if monitored > best - self.tol else 0
+                    n_bad = 0 if improves(monitored, best, self.tol) else n_bad + 1
                     best = min(best, monitored)
                     if n_bad >= self.n_iter_no_change:
                         if self.verbose:

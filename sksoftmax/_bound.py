@@ -430,7 +430,7 @@ class StochasticBoundClassifier(SolverEstimatorMixin, BaseSoftmaxClassifier):
         power_t=0.5,
         fit_intercept=True,
         max_iter=100,
-        tol=1e-4,
+        tol=1e-3,
         shuffle=True,
         random_state=None,
         warm_start=False,

@@ -31,10 +31,11 @@ ENTRIES = {
     max_iter : int, default=100
         Most epochs (passes over the training rows) of ``fit``.""",
     "tol": """\
-    tol : float or None, default=1e-4
+    tol : float or None, default=1e-3
         ``fit`` stops when the monitored loss (the validation log-loss with
         ``early_stopping``, else the training objective recorded in
-        ``loss_curve_``) has not improved by ``tol`` for
+        ``loss_curve_``) has not fallen below its best by more than
+        ``tol`` times that best (a relative tolerance) for
         ``n_iter_no_change`` epochs in a row. None: run ``max_iter`` epochs.""",
     "early_stopping": """\
     early_stopping : bool, default=False
@@ -51,8 +52,8 @@ ENTRIES = {
         Share of the rows held out by ``early_stopping``.""",
     "n_iter_no_change": """\
     n_iter_no_change : int, default=8
-        Epochs in a row without an improvement by ``tol`` before ``fit``
-        stops.""",
+        Epochs in a row without an improvement by more than ``tol`` times
+        the best before ``fit`` stops.""",
 }
 
 

@@ -28,6 +28,23 @@ _MODEL_ATTRIBUTES = (
 )
 
 
+def improves(loss, best, tol):
+    """Whether an epoch's monitored ``loss`` counts as an improvement on
+    ``best`` under the relative tolerance ``tol``: lower than ``best``
+    by more than ``tol`` times ``|best|`` (any finite loss improves on
+    an infinite best). ``tol=None`` counts every epoch (the fit runs
+    ``max_iter`` epochs).
+
+    Relative, so that one default means the same on a loss of 0.02 and
+    one of 7 nats (the user guide: the stopping tolerance).
+    """
+    if tol is None:
+        return True
+    if not np.isfinite(best):
+        return loss < best
+    return loss < best - tol * abs(best)
+
+
 class EpochMixin:
     """The epoch of ``BaseSoftmaxClassifier`` (see the module docstring)."""
 

@@ -249,7 +249,7 @@ n_features_in_, feature_names_in_, validation_loss_
         alpha=0.0,
         fit_intercept=True,
         max_iter=100,
-        tol=1e-4,
+        tol=1e-3,
         shuffle=True,
         random_state=None,
         warm_start=False,

@@ -384,7 +384,7 @@ class SCENTClassifier(SolverEstimatorMixin, BaseSoftmaxClassifier):
         alpha=0.0,
         fit_intercept=True,
         max_iter=100,
-        tol=1e-4,
+        tol=1e-3,
         shuffle=True,
         random_state=None,
         warm_start=False,

@@ -50,10 +50,12 @@ from ._class_weight import (
     weigh_stream_rows,
 )
 from ._docstrings import fill_doc
+from ._epochs import improves
 from ._exact import ExactSolver
 from ._expert_solver import ExpertSolver
 from ._full_batch import (
     FULL_BATCH_MAX_MADDS,
+    GTOL_PER_TOL,
     MIN_DENSITY,
     FullBatchSolver,
     density,
@@ -305,10 +307,13 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         the intercepts are not penalised. With ``early_stopping`` the
         held-out log-loss already regularises.
     %(max_iter)s
-    tol : float or None, default=1e-4
+    tol : float or None, default=1e-3
         An epoch improves when the monitored loss (held-out log-loss
-        with ``early_stopping``, else the training loss) drops by more
-        than ``tol``. None: run ``max_iter`` epochs.
+        with ``early_stopping``, else the training loss) falls below the
+        best by more than ``tol`` times the best: a relative tolerance,
+        the same on a loss of 0.02 as on one of 7 (the default chosen
+        leave-one-dataset-out: see the user guide). 'lbfgs' stops at the
+        gradient tolerance ``tol / 10``. None: run ``max_iter`` epochs.
     early_stopping : bool, default=True
         Hold out ``validation_fraction`` of the rows, score the exact
         log-loss on them after every epoch, undo an epoch worse than the
@@ -430,7 +435,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         eta0="auto",
         alpha=0.0,
         max_iter=100,
-        tol=1e-4,
+        tol=1e-3,
         early_stopping=True,
         validation_fraction=0.1,
         n_iter_no_change=8,
@@ -610,7 +615,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 alpha=float(self.alpha),
                 fit_intercept=self.fit_intercept,
                 n_threads=n_threads,
-                tol=0.0 if self.tol is None else float(self.tol),
+                tol=0.0 if self.tol is None else GTOL_PER_TOL * self.tol,
                 max_iter=self.max_iter,
             )
         if name == "exact":
@@ -1090,7 +1095,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 worse = best_rows is not None and _significantly_worse(
                     rows_loss, best_rows, held_out[2]
                 )
-            improved = self.tol is None or monitored < best - self.tol
+            improved = improves(monitored, best, self.tol)
             if monitored < best:
                 best = monitored
                 if held_out is not None:
@@ -1126,7 +1131,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 path = list(snap[1])
             if n_bad < self.n_iter_no_change:
                 continue
-            if restart and kept < phase_kept - tol:
+            if restart and improves(kept, phase_kept, tol):
                 phase_kept, n_bad = kept, 0
                 eta = 0.5 * self._solver.eta
                 path, best, best_rows, own = from_start(eta)

@@ -61,6 +61,7 @@ from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight
 
+from .._epochs import improves
 from .._shared._codes import Status
 from . import _worker as W
 from ._checkpoint import Checkpoint
@@ -119,9 +120,10 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         L2 penalty: the objective is log-loss + alpha/2 ||W||^2.
     max_iter : int, default=100
         Epochs at most.
-    tol : float or None, default=1e-4
-        An epoch improves when the objective falls by more than ``tol``.
-        None: run ``max_iter`` epochs (a worse epoch is still undone).
+    tol : float or None, default=1e-3
+        An epoch improves when the objective falls below the best by
+        more than ``tol`` times the best (a relative tolerance). None: run
+        ``max_iter`` epochs (a worse epoch is still undone).
     n_iter_no_change : int, default=8
         Stop after this many epochs without improvement.
     fit_intercept : bool, default=True
@@ -205,7 +207,7 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         eta0="auto",
         alpha=0.0,
         max_iter=100,
-        tol=1e-4,
+        tol=1e-3,
         n_iter_no_change=8,
         fit_intercept=True,
         shuffle=True,
@@ -645,7 +647,7 @@ class DistributedSoftmaxClassifier(ClassifierMixin, BaseEstimator):
         if self.verbose:
             print(f"Epoch {epoch + 1}: {seconds:.3f} s, objective "
                   f"{objective:.6g}, step {eta:.3g}")
-        stalled = self.tol is not None and objective > best - self.tol
+        stalled = not improves(objective, best, self.tol)
         return True, min(best, objective), eta, no_change + 1 if stalled else 0
 
     def _warn_max_iter(self):
