@@ -14,11 +14,16 @@ either uniform (the L2 penalty on ``coef_``: 'raw') or each feature's
 variance (the L2 penalty on standardised weights, as StandardScaler in
 front of a ridge-penalised LogisticRegression: 'std'). Each path starts
 at lam = 1 and divides lam by sqrt(10) until the held-out loss has not
-improved for PATH_PATIENCE steps; the profile and lam of the best
-held-out loss win, and the model is fitted once more on every row there,
-from the winner's weights. With few rows the held-out rows are folds of
-a cross-validation (every row held out once at 10 folds) as far as the
-cost budget allows (``n_folds``).
+improved for PATH_PATIENCE steps; each fit starts from the previous
+two extrapolated (the steps are equal in log lam: the secant predicts
+the next solution to first order). The profile of the best held-out
+loss wins; its lam is the vertex of the parabola through the best point
+and its two neighbours in log lam (at most half a step from the best
+point: the held-out curve is smooth, its points noisy), and the model is
+fitted once more on every row there, from the best point's weights.
+With few rows the held-out rows are folds of a cross-validation (every
+row held out once at 10 folds) as far as the cost budget allows
+(``n_folds``).
 
 L-BFGS runs in centred, preconditioned coordinates ``u_j = q_j w_j``,
 ``q_j = sqrt(PRECONDITION_SHARE x var_j + pen_j)``: each coordinate's
@@ -76,6 +81,9 @@ CV_MAX_MADDS = 2e9
 # data, ended 4 to 19% below the L2 path (user guide)
 MIN_DENSITY = 0.25
 PROFILES = ("raw", "std")
+# a column's variance at most this share of its second moment is the
+# rounding of sq - mean^2 (float64: about 1e-16), taken as zero
+VAR_ROUNDING = 1e-10
 
 
 def pass_madds(n_rows, n_classes, X):
@@ -126,7 +134,13 @@ def _moments(X, w, center):
         sq = (X * X).T @ w
     if not center:
         return np.zeros_like(mean), sq
-    return mean, np.maximum(sq - mean * mean, 0.0)
+    var = sq - mean * mean
+    # a constant column's variance is zero, not the rounding of sq -
+    # mean^2 (about 1e-16 sq, of either sign, depending on the order of
+    # the sums: dense and sparse rows differed, and the 'std' profile
+    # left a column of tiny positive variance unpenalised)
+    var[var <= VAR_ROUNDING * sq] = 0.0
+    return mean, var
 
 
 class _Problem:
@@ -148,6 +162,8 @@ class _Problem:
             self.ZT = np.ascontiguousarray(self.Z.T)
         self.y, self.w = y, w
         self.rows = np.arange(y.shape[0])
+        # (k, i) -> k n + i in the class-major scores (K, n), raveled
+        self.flat = y * y.shape[0] + self.rows
         self.K, self.D = n_classes, X.shape[1]
         self.pen = pen / (q * q)
         self.m, self.q = m, q
@@ -173,20 +189,25 @@ class _Problem:
         total = S.sum(axis=0)
         # S holds exp(s - top), class-major; a row's probabilities are
         # its column over ``total``
-        p_y = S[self.y, self.rows] / total
+        flat = S.reshape(-1)
+        p_y = flat.take(self.flat) / total
         loss = float(-np.log(np.maximum(p_y, 1e-300)) @ self.w)
-        loss += 0.5 * float(((U * U) @ self.pen).sum())
+        U_pen = U * self.pen
+        loss += 0.5 * float(np.vdot(U_pen, U))
         S *= self.w / total
-        S[self.y, self.rows] -= self.w
+        flat[self.flat] -= self.w
+        KD = self.K * self.D
+        grad = np.empty(KD + (self.K if self.fit_intercept else 0))
+        grad_U = grad[:KD].reshape(self.K, self.D)
         if self.sparse:
-            grad_U = np.asarray(self.ZT @ S.T).T
+            grad_U[...] = np.asarray(self.ZT @ S.T).T
             grad_U -= np.outer(S.sum(axis=1), self.mz)
         else:
-            grad_U = S @ self.Z
-        grad_U += U * self.pen
+            np.matmul(S, self.Z, out=grad_U)
+        grad_U += U_pen
         if self.fit_intercept:
-            return loss, np.concatenate([grad_U.ravel(), S.sum(axis=1)])
-        return loss, grad_U.ravel()
+            S.sum(axis=1, out=grad[KD:])
+        return loss, grad
 
     def to_u(self, W, b):
         u = (W * self.q).ravel()
@@ -240,6 +261,33 @@ def lbfgs_fit(X, y, w, n_classes, pen, W, b, *, fit_intercept, tol,
     )
     W, b = problem.from_u(result.x)
     return W, b, int(result.nit), bool(result.success)
+
+
+def _extrapolate(last, before):
+    """The start of a path's next fit: the last solution plus the last
+    step, (W, b) each (``before`` None: the last solution)."""
+    if before is None:
+        return last
+    return tuple(2.0 * a - c for a, c in zip(last, before))
+
+
+def _vertex(trail, lam):
+    """The lam of least held-out loss on the parabola (in log lam) through
+    ``lam``, the best point of ``trail`` (its (lam, loss) pairs), and its
+    two neighbours, within half a step of ``lam``; ``lam`` itself at an
+    end of the trail or where the three points do not curve upwards."""
+    lams = [t[0] for t in trail]
+    j = lams.index(lam)
+    if j == 0 or j == len(trail) - 1:
+        return lam
+    f0, f1, f2 = (trail[i][1] for i in (j - 1, j, j + 1))
+    curve = f0 - 2.0 * f1 + f2
+    if not (np.isfinite(curve) and curve > 0):
+        return lam
+    h = np.log(lams[j] / lams[j - 1])
+    offset = float(np.clip(0.5 * h * (f0 - f2) / curve,
+                           -0.5 * abs(h), 0.5 * abs(h)))
+    return float(lam * np.exp(offset))
 
 
 class FullBatchSolver(ExactSolver):
@@ -311,9 +359,9 @@ class FullBatchSolver(ExactSolver):
         Returns
         -------
         record : dict
-            ``profile``, ``lam``, ``penalty`` (per feature), ``n_iter``
-            (of the final fit), ``converged``, ``path`` (per profile, the
-            (lam, held-out loss) pairs).
+            ``profile``, ``lam`` (the vertex, ``_vertex``), ``penalty``
+            (per feature), ``n_iter`` (of the final fit), ``converged``,
+            ``path`` (per profile, the (lam, held-out loss) pairs).
         """
         p = np.concatenate([sample_weight[va] for va, _ in folds])
         if not p.sum() > 0:
@@ -333,15 +381,18 @@ class FullBatchSolver(ExactSolver):
                   sample_weight[va]) for va, tr in folds]
         for profile in PROFILES:
             starts = [self._start() for _ in folds]
+            before = [None for _ in folds]
             lam, bad, trail = PATH_START, 0, []
             best_here = np.inf
-            for _ in range(PATH_MAX_STEPS):
+            for step in range(PATH_MAX_STEPS):
                 pen = float(self.alpha) + lam * shapes[profile]
                 losses = []
                 for i, (Xt, yt, wt, Xv, yv, wv) in enumerate(parts):
                     W, b, _, _ = self._fit(
-                        Xt, yt, wt, pen, *starts[i],
+                        Xt, yt, wt, pen, *_extrapolate(starts[i], before[i]),
                         tol_factor=PATH_TOL_FACTOR)
+                    # (the first fit's start is no solution of the path)
+                    before[i] = starts[i] if step else None
                     starts[i] = (W, b)
                     # the package's exact evaluation, per row
                     losses.append(
@@ -374,6 +425,7 @@ class FullBatchSolver(ExactSolver):
         ):
             profile = "std"
         _, lam, (W, b) = best[profile]
+        lam = _vertex(record["path"][profile], lam)
         pen = float(self.alpha) + lam * shapes[profile]
         W, b, n_iter, ok = self._fit(X, y, sample_weight, pen, W, b)
         self._store(W, b)

@@ -10,7 +10,14 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 
 from sksoftmax import SoftmaxClassifier
-from sksoftmax._full_batch import _moments, _Problem, lbfgs_fit
+from sksoftmax._full_batch import (
+    PATH_RATIO,
+    _extrapolate,
+    _moments,
+    _Problem,
+    _vertex,
+    lbfgs_fit,
+)
 
 
 def _reference_objective(W, b, X, y, w, pen):
@@ -226,3 +233,59 @@ def test_blas_runs_on_n_jobs_threads(monkeypatch):
     X, y = load_iris(return_X_y=True)
     SoftmaxClassifier(random_state=0, validation_fraction=0.5).fit(X, y)
     assert seen and set(seen) == {1}
+
+
+def test_vertex_is_the_parabolas_minimum_within_half_a_step():
+    # held-out losses on an exact parabola in log lam, minimum at x0
+    lams = [1.0 / PATH_RATIO**i for i in range(6)]
+    for x0 in (np.log(lams[2]) + 0.3, np.log(lams[3]) - 0.2):
+        trail = [(lam, 0.7 + (np.log(lam) - x0) ** 2) for lam in lams]
+        best = min(trail, key=lambda t: t[1])[0]
+        assert _vertex(trail, best) == pytest.approx(np.exp(x0), rel=1e-9)
+    # a neighbour (almost) as low as the best: half-way between them
+    trail = [(lams[0], 1.0), (lams[1], 0.5), (lams[2], 0.5 + 1e-9)]
+    half = np.sqrt(PATH_RATIO)
+    assert _vertex(trail, lams[1]) == pytest.approx(lams[1] / half)
+    # at an end of the path, or where the points do not curve upwards,
+    # the best point itself
+    assert _vertex(trail[:2], lams[1]) == lams[1]
+    flat = [(lams[0], 1.0), (lams[1], 0.5), (lams[2], 0.0)]
+    assert _vertex(flat, lams[1]) == lams[1]
+
+
+def test_extrapolated_start_is_nearer_the_next_solution():
+    """The path's warm start, the last two solutions extrapolated, is
+    nearer the next penalty's optimum than the last solution is."""
+    X, y = load_wine(return_X_y=True)
+    n, K = X.shape[0], 3
+    w = np.full(n, 1.0 / n)
+    var = X.var(axis=0)
+    sols = []
+    for lam in (1e-2, 1e-2 / PATH_RATIO, 1e-2 / PATH_RATIO**2):
+        W, b, _, ok = lbfgs_fit(
+            X, y, w, K, lam * var, np.zeros((K, X.shape[1])), np.zeros(K),
+            fit_intercept=True, tol=1e-10, max_iter=5000)
+        sols.append((W, b))
+    start = _extrapolate(sols[1], sols[0])
+    assert _extrapolate(sols[1], None) is sols[1]
+
+    def gap(a):
+        return np.sqrt(sum(np.sum((u - v) ** 2) for u, v in zip(a, sols[2])))
+
+    assert gap(start) < 0.5 * gap(sols[1])
+
+
+def test_a_constant_column_has_zero_variance_dense_or_sparse():
+    """sq - mean^2 rounds to +-1e-16 for a constant column, by the order
+    of the sums; a positive rounding left the column unpenalised under
+    the 'std' profile on sparse rows only."""
+    rng = np.random.RandomState(0)
+    X = rng.randint(1, 17, size=(160, 5)) / 8.0
+    X *= rng.rand(160, 5) < 0.4
+    X[:, 0] = 1.0
+    w = rng.uniform(0.5, 2.0, 160)
+    w /= w.sum()
+    for Xin in (X, sp.csr_matrix(X)):
+        mean, var = _moments(Xin, w, True)
+        assert var[0] == 0.0 and np.all(var[1:] > 0)
+        assert mean[0] == pytest.approx(1.0)
