@@ -56,9 +56,9 @@ ESTIMATORS = {
 }
 
 
-def per_call_seconds(Est, n_classes, batch):
-    n_rows = 2000 + batch * (WARM_UP + TIMED)
-    X, y = make_softmax_classification(
+def stream_rows(n_rows, n_classes):
+    """The script's rows: 1,000 features, 0.5% dense, Zipf 0.5 classes."""
+    return make_softmax_classification(
         n_samples=n_rows,
         n_features=1000,
         n_classes=n_classes,
@@ -66,6 +66,10 @@ def per_call_seconds(Est, n_classes, batch):
         class_exponent=0.5,
         random_state=0,
     )[:2]
+
+
+def per_call_seconds(Est, n_classes, batch):
+    X, y = stream_rows(2000 + batch * (WARM_UP + TIMED), n_classes)
     clf = Est(random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -100,14 +104,7 @@ def first_call(n_classes):
     first partial_fit on 20,000 rows at ``n_classes`` classes."""
     from sksoftmax import SoftmaxClassifier
 
-    X, y = make_softmax_classification(
-        n_samples=FIRST_CALL_ROWS,
-        n_features=1000,
-        n_classes=n_classes,
-        density=0.005,
-        class_exponent=0.5,
-        random_state=0,
-    )[:2]
+    X, y = stream_rows(FIRST_CALL_ROWS, n_classes)
     clf = SoftmaxClassifier(random_state=0)
     with open("/proc/self/clear_refs", "w") as f:
         f.write("5")
@@ -135,14 +132,7 @@ def scent_pass_seconds(n_classes, repeats=3):
     the median of ``repeats``."""
     from sksoftmax import SCENTClassifier
 
-    X, y = make_softmax_classification(
-        n_samples=FIRST_CALL_ROWS,
-        n_features=1000,
-        n_classes=n_classes,
-        density=0.005,
-        class_exponent=0.5,
-        random_state=0,
-    )[:2]
+    X, y = stream_rows(FIRST_CALL_ROWS, n_classes)
     clf = SCENTClassifier(random_state=0)
     seconds = []
     with warnings.catch_warnings():
