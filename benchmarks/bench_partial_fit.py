@@ -125,11 +125,11 @@ def zero_fill_seconds(n_classes, n_features=1000):
     return time.process_time() - t
 
 
-def scent_pass_seconds(n_classes, repeats=3):
+def scent_pass_seconds(n_classes):
     """CPU seconds of one SCENTClassifier().partial_fit pass over the
-    first-call rows at ``n_classes``, W already backed (calls 3, 5, 6 of
-    a stream: no runaway check, which runs on calls 1, 2, 4, 8, ...);
-    the median of ``repeats``."""
+    first-call rows at ``n_classes``, W already backed: the median of
+    calls 3, 5 and 6 of a stream (no runaway check, which runs on calls
+    1, 2, 4, 8, ...)."""
     from sksoftmax import SCENTClassifier
 
     X, y = stream_rows(FIRST_CALL_ROWS, n_classes)
@@ -142,7 +142,7 @@ def scent_pass_seconds(n_classes, repeats=3):
             clf.partial_fit(X, y, classes=np.arange(n_classes))
             if call in (3, 5, 6):
                 seconds.append(time.process_time() - t)
-    return float(np.median(seconds[:repeats]))
+    return float(np.median(seconds))
 
 
 def main_first_call():

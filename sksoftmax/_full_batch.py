@@ -161,9 +161,8 @@ class _Problem:
             # that the per-row reductions run along the long axis
             self.ZT = np.ascontiguousarray(self.Z.T)
         self.y, self.w = y, w
-        self.rows = np.arange(y.shape[0])
         # (k, i) -> k n + i in the class-major scores (K, n), raveled
-        self.flat = y * y.shape[0] + self.rows
+        self.flat = y * y.shape[0] + np.arange(y.shape[0])
         self.K, self.D = n_classes, X.shape[1]
         self.pen = pen / (q * q)
         self.m, self.q = m, q
