@@ -99,8 +99,13 @@ features stored dense, ~45% of them nonzero), ``synth_20k_zipf``
 ``synth_20k_flat`` (20 rows per class), ``synth_100k_zipf`` (K =
 100,000, Zipf 0.5, 200,000 training rows, ~78,000 classes in them),
 ``synth_100_sparse_many`` (K = 100, 1,000 rows per class, 20,000 sparse
-features); ``digits`` (load_digits / 16, 10 classes, 64 dense features)
-and ``digits_raw`` (the same unscaled, 0..16: a user who did not scale).
+features), two sets beyond the exact solver's first cost bound (about
+1e6 multiply-adds a row, where 5e5 was the bound): ``synth_50k_wide`` (K
+= 50,000, Zipf 0.5, ~42,000 classes in 120,000 training rows, 22
+nonzeros a row) and ``synth_30k_flat_wide`` (K = 30,000, flat, ~5 rows
+per class, 2,000 features, ~40 nonzeros a row); ``digits`` (load_digits
+/ 16, 10 classes, 64 dense features) and ``digits_raw`` (the same
+unscaled, 0..16: a user who did not scale).
 The sizes, nonzeros and build times are in ``--shapes``'s table.
 
 Outputs (``--out-dir``, default benchmarks/results)
@@ -137,7 +142,8 @@ never holds more than one long job; results accumulate in the JSON lines::
 
     for s in digits digits_raw bibtex docstrings synth_1k_zipf_sparse \\
              synth_1k_flat_dense synth_100_sparse_many synth_20k_zipf \\
-             synth_20k_flat synth_100k_zipf tokens_small tokens; do
+             synth_20k_flat synth_100k_zipf synth_50k_wide \\
+             synth_30k_flat_wide tokens_small tokens; do
         python bench_defaults.py --sets $s --grid full --max-epochs 20
     done
     python bench_defaults.py --summary-only
@@ -304,6 +310,20 @@ SYNTH = {
         density=7e-3,
         class_exponent=0.5,
     ),
+    "synth_50k_wide": dict(
+        n_samples=150_000,
+        n_features=5_000,
+        n_classes=50_000,
+        density=8e-3,
+        class_exponent=0.5,
+    ),
+    "synth_30k_flat_wide": dict(
+        n_samples=200_000,
+        n_features=2_000,
+        n_classes=30_000,
+        density=4e-2,
+        class_exponent=0.0,
+    ),
     "synth_100_sparse_many": dict(
         n_samples=125_000,
         n_features=20_000,
@@ -374,6 +394,16 @@ REGISTRY = {
     "synth_100k_zipf": _synth_entry(
         "synth_100k_zipf",
         "K = 100,000, Zipf 0.5, ~2 rows per class",
+        test_rows=5_000,
+    ),
+    "synth_50k_wide": _synth_entry(
+        "synth_50k_wide",
+        "K = 50,000, Zipf 0.5, ~3 rows per class, 22 nonzeros a row",
+        test_rows=5_000,
+    ),
+    "synth_30k_flat_wide": _synth_entry(
+        "synth_30k_flat_wide",
+        "K = 30,000, flat, ~5 rows per class, 40 nonzeros a row",
         test_rows=5_000,
     ),
     "synth_100_sparse_many": _synth_entry(
