@@ -73,9 +73,15 @@ from .exceptions import DivergenceError
 EXPERT_SOLVERS = solver_classes()
 SOLVERS = ("exact", "lbfgs") + tuple(EXPERT_SOLVERS)
 
-# solver='auto': the exact gradient while a row costs at most this many
-# multiply-adds, n_classes x (mean nnz per row + 1) (see _choose_solver)
-EXACT_MAX_MADDS = 5e5
+# solver='auto': fit takes the exact gradient while a row costs at most
+# this many multiply-adds, n_classes x (mean nnz per row + 1): the largest
+# per-row cost at which it was measured against SCENT (doc/design.md,
+# "Solver"; the user guide's leave-one-dataset-out table)
+EXACT_MAX_MADDS = 1.5e6
+# partial_fit (one pass a call) takes it while a row costs at most this
+# many: a cost cap, so that a call's cost stays near a sampled pass's at
+# any number of classes beyond it
+STREAM_EXACT_MAX_MADDS = 5e5
 # and while the weights and one snapshot take at most this share of the
 # memory the machine has
 EXACT_MAX_MEMORY_SHARE = 0.5
@@ -294,9 +300,10 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         :class:`StochasticBoundClassifier`). 'auto' takes 'lbfgs' for
         dense data (a quarter of the entries nonzero or more) while its
         penalty path costs at most 2e10 multiply-adds, else
-        'exact' while a row costs at most 5e5 multiply-adds and W fits in
-        half the memory, else 'scent', with momentum off when W and its
-        momentum, twice, do not (in ``solver_``; :ref:`softmax_decides`).
+        'exact' while a row costs at most 1.5e6 multiply-adds (5e5 for
+        ``partial_fit``) and W fits in half the memory, else 'scent',
+        with momentum off when W and its momentum, twice, do not (in
+        ``solver_``; :ref:`softmax_decides`).
     eta0 : 'auto' or float, default='auto'
         Initial step. For 'exact', the scale of the per-feature steps
         (a feature's first update moves its K weights by eta0 in norm);
@@ -496,8 +503,9 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         need many more epochs and, at equal epochs, end further from the
         optimum (measured in doc/design.md, "SoftmaxClassifier"). The
         exact solver is taken while a row costs at most EXACT_MAX_MADDS
-        multiply-adds and its weights plus one snapshot fit in
-        EXACT_MAX_MEMORY_SHARE of the machine's memory.
+        multiply-adds (``streaming``: STREAM_EXACT_MAX_MADDS) and its
+        weights plus one snapshot fit in EXACT_MAX_MEMORY_SHARE of the
+        machine's memory.
         """
         if self.solver != "auto":
             return self.solver, "solver given"
@@ -518,11 +526,13 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         madds = n_classes * (nnz + float(self.fit_intercept))
         memory = 2.0 * self._weight_bytes(n_classes, X)
         available = _available_memory()
-        if madds > EXACT_MAX_MADDS:
+        bound = STREAM_EXACT_MAX_MADDS if streaming else EXACT_MAX_MADDS
+        if madds > bound:
             return SAMPLED_DEFAULT, (
                 f"{n_classes} classes x {nnz:.1f} nonzeros per row = "
                 f"{madds:.3g} multiply-adds per row for the exact gradient,"
-                f" more than {EXACT_MAX_MADDS:.3g}"
+                f" more than {bound:.3g}"
+                + (" (partial_fit: one pass a call)" if streaming else "")
             )
         if available and memory > EXACT_MAX_MEMORY_SHARE * available:
             return SAMPLED_DEFAULT, (
@@ -532,7 +542,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             )
         return "exact", (
             f"{madds:.3g} multiply-adds per row for the exact gradient "
-            f"(at most {EXACT_MAX_MADDS:.3g})"
+            f"(at most {bound:.3g})"
         )
 
     def _weight_bytes(self, n_classes, X):

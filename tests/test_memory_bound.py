@@ -18,12 +18,15 @@ from sksoftmax.datasets import make_softmax_classification
 
 @pytest.fixture(scope="module")
 def costly():
-    # ~770 classes seen x ~750 nonzeros: > 5e5 multiply-adds a row
+    # ~770 classes seen x ~1,900 nonzeros: beyond EXACT_MAX_MADDS a row
     X, y = make_softmax_classification(
-        n_samples=1500, n_features=2000, n_classes=1000, density=1.0,
+        n_samples=1500, n_features=5000, n_classes=1000, density=1.0,
         background_exponent=0.0, random_state=0, dtype=np.float32,
     )
-    return X, np.unique(y, return_inverse=True)[1]
+    y = np.unique(y, return_inverse=True)[1]
+    madds = (y.max() + 1) * (_softmax._mean_nnz(X) + 1)
+    assert madds > _softmax.EXACT_MAX_MADDS
+    return X, y
 
 
 def _w_bytes(X, y):

@@ -64,12 +64,24 @@ def test_auto_takes_exact_for_few_multiply_adds(problem):
 
 
 def test_auto_takes_a_sampled_solver_when_rows_are_costly():
-    # 2,000 classes x 300 dense features: 6e5 multiply-adds per row
+    from sksoftmax._softmax import EXACT_MAX_MADDS, STREAM_EXACT_MAX_MADDS
+
+    # 300 dense features: 301 multiply-adds per row and class
     rng = np.random.RandomState(0)
     X = rng.randn(4000, 300)
     clf = SoftmaxClassifier(random_state=0)
-    name, reason = clf._choose_solver(2000, X)
+    beyond = int(EXACT_MAX_MADDS // 301) + 1
+    name, reason = clf._choose_solver(beyond, X)
     assert name == "scent" and "multiply-adds" in reason
+    assert clf._choose_solver(beyond - 1, X)[0] == "exact"
+    # partial_fit's bound is lower: between the two, fit takes the exact
+    # gradient and a stream SCENT
+    between = int(STREAM_EXACT_MAX_MADDS // 301) + 1
+    assert STREAM_EXACT_MAX_MADDS < EXACT_MAX_MADDS
+    assert clf._choose_solver(between, X)[0] == "exact"
+    name, reason = clf._choose_solver(between, X, streaming=True)
+    assert name == "scent" and "partial_fit" in reason
+    assert clf._choose_solver(between - 1, X, streaming=True)[0] == "exact"
 
 
 def test_early_stopping_picks_the_best_epoch_then_refits_on_all_rows(
