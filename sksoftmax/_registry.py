@@ -82,7 +82,7 @@ ESTIMATORS = (
         classes="any",
         features="sparse or dense",
         cost="the exact gradient, O(K nnz) per row, while K (nnz + 1) "
-        "<= 1.5e6 (5e5 for partial_fit); SCENT's beyond",
+        "<= 7.2e5 (5e5 for partial_fit); SCENT's beyond",
         memory="exact: one snapshot of W for the best epoch",
         quality="exact softmax; step and epochs from held-out rows",
     ),

@@ -74,10 +74,12 @@ EXPERT_SOLVERS = solver_classes()
 SOLVERS = ("exact", "lbfgs") + tuple(EXPERT_SOLVERS)
 
 # solver='auto': fit takes the exact gradient while a row costs at most
-# this many multiply-adds, n_classes x (mean nnz per row + 1): the largest
-# per-row cost at which it was measured against SCENT (doc/design.md,
-# "Solver"; the user guide's leave-one-dataset-out table)
-EXACT_MAX_MADDS = 1.5e6
+# this many multiply-adds, n_classes x (mean nnz per row + 1): between
+# the largest per-row cost of a benchmark set the exact solver won against
+# SCENT (5.4e5) and the least of one SCENT won (9.7e5), their geometric
+# mean (benchmarks/loo_solver_bound.py; the user guide's
+# leave-one-dataset-out table)
+EXACT_MAX_MADDS = 7.2e5
 # partial_fit (one pass a call) takes it while a row costs at most this
 # many: a cost cap, so that a call's cost stays near a sampled pass's at
 # any number of classes beyond it
@@ -300,7 +302,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         :class:`StochasticBoundClassifier`). 'auto' takes 'lbfgs' for
         dense data (a quarter of the entries nonzero or more) while its
         penalty path costs at most 2e10 multiply-adds, else
-        'exact' while a row costs at most 1.5e6 multiply-adds (5e5 for
+        'exact' while a row costs at most 7.2e5 multiply-adds (5e5 for
         ``partial_fit``) and W fits in half the memory, else 'scent',
         with momentum off when W and its momentum, twice, do not (in
         ``solver_``; :ref:`softmax_decides`).
