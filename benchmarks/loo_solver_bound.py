@@ -138,9 +138,9 @@ def table_rows(rows):
             [
                 r["set"],
                 f"{r['madds']:.3g}",
-                f"{r['exact'][0]:.4f} ({r['exact'][1]:.0f})",
-                f"{r['scent'][0]:.4f} ({r['scent'][1]:.0f})",
-                "-" if to is None else f"{to:.0f}",
+                f"{r['exact'][0]:.4f} ({r['exact'][1]:.1f})",
+                f"{r['scent'][0]:.4f} ({r['scent'][1]:.1f})",
+                "not reached" if to is None else f"{to:.1f}",
                 r["winner"],
                 f"{bound:.3g}",
                 f"{chosen} ({'right' if chosen == r['winner'] else 'wrong'})",
@@ -185,16 +185,17 @@ def main(argv=None):
         "--rst", action="store_true", help="also print an rst list-table"
     )
     args = p.parse_args(argv)
+    rows = compare(args.records)
     text = (
         "# The exact solver's cost bound, leave-one-dataset-out\n\n"
         "From `benchmarks/loo_solver_bound.py` over "
         f"`{args.records.name}`: each solver's best test log-loss over "
         "what it ran on the set (CPU seconds to it, evaluation "
-        "excluded).\n\n" + report(compare(args.records)) + "\n"
+        "excluded).\n\n" + report(rows) + "\n"
     )
     print(text)
     if args.rst:
-        print(rst_table(compare(args.records)))
+        print(rst_table(rows))
     if args.out:
         args.out.write_text(text)
     return 0

@@ -18,9 +18,9 @@ from sksoftmax.datasets import make_softmax_classification
 
 @pytest.fixture(scope="module")
 def costly():
-    # ~770 classes seen x ~1,900 nonzeros: beyond EXACT_MAX_MADDS a row
+    # ~770 classes seen x ~1,100 nonzeros: beyond EXACT_MAX_MADDS a row
     X, y = make_softmax_classification(
-        n_samples=1500, n_features=5000, n_classes=1000, density=1.0,
+        n_samples=1500, n_features=3000, n_classes=1000, density=1.0,
         background_exponent=0.0, random_state=0, dtype=np.float32,
     )
     y = np.unique(y, return_inverse=True)[1]
