@@ -975,30 +975,43 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         return self
 
     def _split(self, y, n_classes, n_val, keep_class_rows=True):
-        """Held-out and training rows (sorted indices): ``n_val`` rows,
-        each class's share of its last rows (``_held_out_rows``), except,
-        with ``keep_class_rows`` (a refit will follow), that a class keeps
-        at least one training row. A held-out
-        row of a class with no training row only measures how fast that
-        class's score is pushed down; the refit on every row sees the
-        class, so such rows would mislead the stopping. Without a refit
-        the held-out phase's model is returned and never sees them
-        either: a class's only row is then held out as often as any
-        other row, as test rows would be, and the held-out rows measure
-        its overfitting of the classes with few rows (on
-        synth_100k_zipf, 2.5 rows per class, the rule stopped 60 epochs
-        past the test optimum; the user guide)."""
+        """Held-out and training rows (sorted indices): up to ``n_val``
+        rows, each class's share of its last rows (``_held_out_rows``),
+        none of a class left without a training row.
+
+        With ``keep_class_rows`` (a refit will follow) a class's first
+        row is never held out. Without, every row may be drawn, a class's
+        only row as often as any other, as test rows are drawn; a row
+        then drawn whose class has no training row left goes back to the
+        training rows. A test row's class always has a training row (a
+        class without one is not in ``classes_``, and scoring such a row
+        is an error); a held-out row whose class has none only measures
+        how far that class's score is pushed down, and it ranked models
+        against the test rows (synth_50k_wide, SCENT: the user guide).
+        Drawn this way, a held-out row's class has j >= 1 training rows
+        as often as a test row's (a class of j + 1 rows gives a held-out
+        row j + 1 times as often as a class of one row, and a test row
+        as often as a class of j training rows); never holding out a
+        class's first row draws the rows of classes of j training rows
+        j / (j + 1) as often (synth_100k_zipf, 2.5 rows per class: the
+        held-out loss improved 60 epochs past the test optimum)."""
         val, n_eligible = _held_out_rows(
             y, n_classes, n_val, self._rng, keep_first=keep_class_rows
         )
-        if n_eligible == 0:
+        mask = np.ones(y.shape[0], dtype=bool)
+        mask[val] = False
+        if not keep_class_rows and val.shape[0]:
+            trained = np.bincount(y[mask], minlength=n_classes) > 0
+            back = ~trained[y[val]]
+            if back.any():
+                mask[val[back]] = True
+                val = val[~back]
+        if n_eligible == 0 or val.shape[0] == 0:
             raise ValueError(
                 f"early_stopping cannot hold out rows: each of the "
                 f"{n_classes} classes has a single row; set "
                 "early_stopping=False."
             )
-        mask = np.ones(y.shape[0], dtype=bool)
-        mask[val] = False
         return val, np.flatnonzero(mask)
 
     def _descend(self, X, y, sample_weight, rows, held_out, warm):
@@ -1045,6 +1058,9 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 snap = (self._solver.snapshot(), list(path))
             self.best_iter_ = self.n_iter_
         kept, own = best, True
+        # the kept model's per-row held-out losses: a restart's epoch
+        # replaces it only when better beyond the held-out rows' noise
+        kept_rows = best_rows
         # A constant-step solver (every one but 'exact', whose per-feature
         # AdaGrad steps shrink by themselves) plateaus at a level its step
         # sets: where a phase improved on every earlier one, the fit
@@ -1112,8 +1128,14 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 best = monitored
                 if held_out is not None:
                     best_rows = rows_loss
-            if monitored < kept:
+            if monitored < kept and (
+                own
+                or kept_rows is None
+                or _significantly_worse(kept_rows, rows_loss, held_out[2])
+            ):
                 kept, own = monitored, True
+                if held_out is not None:
+                    kept_rows = rows_loss
                 self.best_iter_ = self.n_iter_
                 if keep:
                     # the previous best's arrays are overwritten, not freed
