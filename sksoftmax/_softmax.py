@@ -329,8 +329,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         best beyond the noise of those rows and halve the step, stop
         after ``n_iter_no_change`` epochs without improvement (a sampled
         solver first starts again from the start at half the step while
-        each such phase finds a new best: :ref:`restarts from the start
-        <restarts-from-the-start>`);
+        each such phase finds a new best beyond that noise:
+        :ref:`restarts from the start <restarts-from-the-start>`);
         then fit
         again on every row along the kept epochs' steps (when more than
         1% of the rows were held out) and, for 'exact', average that
@@ -342,7 +342,9 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         class's share of its *last* rows in the order given, as the last
         fold of ``StratifiedKFold`` without shuffling: a random stratified
         draw on shuffled rows, the latest sources on rows grouped by
-        source or time (shuffle X and y first for a random draw).
+        source or time (shuffle X and y first for a random draw). Every
+        class keeps a training row, as every test row's class has one
+        (:ref:`the held-out rows <held-out-rows>`).
     n_iter_no_change : int, default=8
         Epochs without improvement before the fit stops (the default
         chosen leave-one-dataset-out: see the user guide).
