@@ -985,7 +985,9 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         row is never held out. Without, every row may be drawn, a class's
         only row as often as any other, as test rows are drawn; a row
         then drawn whose class has no training row left goes back to the
-        training rows. A test row's class always has a training row (a
+        training rows (all of them going back, the draw is redone keeping
+        each class's first row). A test row's class always has a training
+        row (a
         class without one is not in ``classes_``, and scoring such a row
         is an error); a held-out row whose class has none only measures
         how far that class's score is pushed down, and it ranked models
@@ -1008,6 +1010,10 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             if back.any():
                 mask[val[back]] = True
                 val = val[~back]
+            if val.shape[0] == 0:
+                # every row drawn went back (a few rows drawn, all of
+                # single-row classes): each class's first row kept instead
+                return self._split(y, n_classes, n_val, True)
         if n_eligible == 0 or val.shape[0] == 0:
             raise ValueError(
                 f"early_stopping cannot hold out rows: each of the "

@@ -179,6 +179,14 @@ def test_without_a_refit_held_out_rows_are_drawn_as_test_rows(monkeypatch):
     assert abs(drawn[~singles].mean() - 10.0) < 0.5
     with pytest.raises(ValueError, match="single row"):
         clf._split(np.arange(10), 10, 3, keep_class_rows=False)
+    # one row to hold out, drawn from a single-row class: a row of a class
+    # with two is held out instead
+    two = np.array([0, 1, 1, 2, 3, 4, 5, 6, 7, 8])
+    for seed in range(20):
+        clf._rng = np.random.RandomState(seed)
+        val, train = clf._split(two, 9, 1, keep_class_rows=False)
+        assert val.shape[0] == 1 and two[val[0]] == 1
+        assert np.isin(two[val], two[train]).all()
     # fit takes that split when the held-out rows are at most 1% of the
     # rows: 20 of 3,000 here
     calls = []
