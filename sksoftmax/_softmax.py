@@ -987,9 +987,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         then drawn whose class has no training row left goes back to the
         training rows (all of them going back, the draw is redone keeping
         each class's first row). A test row's class always has a training
-        row (a
-        class without one is not in ``classes_``, and scoring such a row
-        is an error); a held-out row whose class has none only measures
+        row (a class without one is not in ``classes_``, and scoring such
+        a row is an error); a held-out row whose class has none only measures
         how far that class's score is pushed down, and it ranked models
         against the test rows (synth_50k_wide, SCENT: the user guide).
         Drawn this way, a held-out row's class has j >= 1 training rows
@@ -1136,10 +1135,10 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 best = monitored
                 if held_out is not None:
                     best_rows = rows_loss
+            # (own is False only after a restart, which needs held-out
+            # rows and a kept epoch: kept_rows is then set)
             if monitored < kept and (
-                own
-                or kept_rows is None
-                or _significantly_worse(kept_rows, rows_loss, held_out[2])
+                own or _significantly_worse(kept_rows, rows_loss, held_out[2])
             ):
                 kept, own = monitored, True
                 if held_out is not None:
