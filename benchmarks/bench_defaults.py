@@ -89,7 +89,12 @@ Data sets (``--sets a,b``; ``--shapes`` prints their sizes and build times)
 ``bibtex`` (fetch_bibtex, unit rows; ../shared/data, else the cache or a
 download, else skipped),
 ``tokens_small`` / ``tokens`` (make_python_tokens, 2,000 / 10,000
-classes, millions of rows), ``docstrings`` (stdlib docstrings -> module,
+classes, millions of rows), ``tokens_thirdparty`` (the same rows from
+the source of four installed third-party packages, 8,000 classes, about
+90 rows per class, ``_thirdparty_tokens.py``; skipped when one is
+missing), ``docstrings_thirdparty`` (docstrings of twenty installed
+third-party packages -> their dotted module, about 1,800 classes,
+``_thirdparty_docstrings.py``), ``docstrings`` (stdlib docstrings -> module,
 TF-IDF, ``_stdlib_docstrings.py``), planted softmax sets of
 ``make_softmax_classification`` (80/20 seeded split, float32):
 ``synth_1k_zipf_sparse`` (K = 1,000, Zipf 1 prior, ~20 rows per class),
@@ -147,7 +152,8 @@ never holds more than one long job; results accumulate in the JSON lines::
     for s in digits digits_raw bibtex docstrings synth_1k_zipf_sparse \\
              synth_1k_flat_dense synth_100_sparse_many synth_20k_zipf \\
              synth_20k_flat synth_100k_zipf synth_50k_wide synth_50k_mid \\
-             synth_30k_flat_wide tokens_small tokens; do
+             synth_30k_flat_wide tokens_small tokens tokens_thirdparty \\
+             docstrings_thirdparty; do
         python bench_defaults.py --sets $s --grid full --max-epochs 20
     done
     python bench_defaults.py --summary-only
@@ -246,6 +252,44 @@ def _tokens(n_classes):
         return make_python_tokens(n_classes=n_classes, dtype=np.float32)
 
     return build
+
+
+THIRDPARTY_PACKAGES = ("tornado", "docutils", "pydantic", "hypothesis")
+
+
+def _thirdparty_tokens():
+    from _thirdparty_tokens import (
+        PackageMissing,
+        package_versions,
+        thirdparty_tokens,
+    )
+
+    try:
+        data = thirdparty_tokens(THIRDPARTY_PACKAGES, 8_000)
+    except PackageMissing as exc:
+        raise DatasetUnavailable(str(exc)) from exc
+    print(f"  built from {package_versions(THIRDPARTY_PACKAGES)}")
+    return data
+
+
+DOCSTRING_PACKAGES = (
+    "sympy", "networkx", "scipy", "matplotlib", "numba", "dask",
+    "distributed", "IPython", "tornado", "docutils", "pydantic",
+    "hypothesis", "sphinx", "setuptools", "pygments", "fontTools", "Cython",
+    "libcst", "pyarrow", "mpmath",
+)
+
+
+def _thirdparty_docstrings():
+    from _thirdparty_docstrings import thirdparty_docstrings_tfidf
+    from _thirdparty_tokens import PackageMissing, package_versions
+
+    try:
+        data = thirdparty_docstrings_tfidf(DOCSTRING_PACKAGES, min_docs=5)
+    except PackageMissing as exc:
+        raise DatasetUnavailable(str(exc)) from exc
+    print(f"  built from {package_versions(DOCSTRING_PACKAGES)}")
+    return data
 
 
 def _docstrings():
@@ -381,6 +425,20 @@ REGISTRY = {
         _tokens(10_000),
         "stdlib next-token prediction, 10,000 classes (bench_large_k.py's)",
         expect=dict(n_features=2**16, max_classes=10_000),
+    ),
+    "tokens_thirdparty": DataSet(
+        _thirdparty_tokens,
+        "next-token prediction on third-party source (tornado, docutils, "
+        "pydantic, hypothesis as installed), 8,000 classes (real, built "
+        "after the defaults' constants were fixed, about 90 rows per class)",
+        expect=dict(n_features=2**16, max_classes=8_000),
+    ),
+    "docstrings_thirdparty": DataSet(
+        _thirdparty_docstrings,
+        "docstrings of twenty installed third-party packages -> their "
+        "module, TF-IDF (real text, about 1,800 classes of 5 or more "
+        "documents, built after the defaults' constants were fixed)",
+        expect=dict(),
     ),
     "docstrings": DataSet(
         _docstrings,
