@@ -72,10 +72,20 @@ def docstrings_tfidf(
     X_train, y_train, X_test, y_test
         CSR matrices (unit L2 rows) of ``dtype`` and string labels.
     """
+    docs, labels = stdlib_docstrings(min_docs=min_docs)
+    return tfidf_split(
+        docs, labels, test_size, random_state, ngram_range, dtype
+    )
+
+
+def tfidf_split(docs, labels, test_size, random_state, ngram_range=(1, 1),
+                dtype=np.float64):
+    """X_train, y_train, X_test, y_test of labelled documents: a
+    stratified seeded split, then ``TfidfVectorizer(sublinear_tf=True,
+    min_df=2, ngram_range=...)`` fit on the training documents only."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.model_selection import train_test_split
 
-    docs, labels = stdlib_docstrings(min_docs=min_docs)
     docs_train, docs_test, y_train, y_test = train_test_split(
         docs,
         labels,

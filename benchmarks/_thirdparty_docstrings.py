@@ -17,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+from _stdlib_docstrings import tfidf_split
 from _thirdparty_tokens import package_sources
 
 TRIPLE_QUOTED = re.compile(r'"""(.*?)"""', re.S)
@@ -51,21 +52,8 @@ def thirdparty_docstrings(packages, min_docs=10, min_words=5):
 def thirdparty_docstrings_tfidf(packages, test_size=0.25, random_state=0,
                                 min_docs=10, dtype=np.float32):
     """TF-IDF train / test split of ``thirdparty_docstrings``:
-    ``TfidfVectorizer(sublinear_tf=True, min_df=2)`` fit on the training
-    documents, a stratified seeded split (``_stdlib_docstrings``' recipe).
+    ``_stdlib_docstrings.tfidf_split``'s stratified seeded split and
+    TF-IDF fit on the training documents.
     """
-    from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.model_selection import train_test_split
-
     docs, labels = thirdparty_docstrings(packages, min_docs=min_docs)
-    docs_train, docs_test, y_train, y_test = train_test_split(
-        docs,
-        labels,
-        test_size=test_size,
-        stratify=labels,
-        random_state=random_state,
-    )
-    vec = TfidfVectorizer(sublinear_tf=True, min_df=2, dtype=dtype)
-    X_train = vec.fit_transform(docs_train)
-    X_test = vec.transform(docs_test)
-    return X_train.tocsr(), y_train, X_test.tocsr(), y_test
+    return tfidf_split(docs, labels, test_size, random_state, dtype=dtype)
