@@ -12,15 +12,12 @@ the sets the defaults were measured on. The rows depend on the installed
 versions; the benchmark prints them.
 """
 
-import re
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from _stdlib_docstrings import tfidf_split
+from _stdlib_docstrings import TRIPLE_QUOTED, tfidf_split
 from _thirdparty_tokens import package_sources
-
-TRIPLE_QUOTED = re.compile(r'"""(.*?)"""', re.S)
 
 
 def _module(rel):

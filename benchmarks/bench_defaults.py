@@ -254,22 +254,26 @@ def _tokens(n_classes):
     return build
 
 
+def _from_packages(build, packages, *args, **kwargs):
+    """``build(packages, ...)``: a set built from installed third-party
+    packages, unavailable when one is missing; prints their versions."""
+    from _thirdparty_tokens import PackageMissing, package_versions
+
+    try:
+        data = build(packages, *args, **kwargs)
+    except PackageMissing as exc:
+        raise DatasetUnavailable(str(exc)) from exc
+    print(f"  built from {package_versions(packages)}")
+    return data
+
+
 THIRDPARTY_PACKAGES = ("tornado", "docutils", "pydantic", "hypothesis")
 
 
 def _thirdparty_tokens():
-    from _thirdparty_tokens import (
-        PackageMissing,
-        package_versions,
-        thirdparty_tokens,
-    )
+    from _thirdparty_tokens import thirdparty_tokens
 
-    try:
-        data = thirdparty_tokens(THIRDPARTY_PACKAGES, 8_000)
-    except PackageMissing as exc:
-        raise DatasetUnavailable(str(exc)) from exc
-    print(f"  built from {package_versions(THIRDPARTY_PACKAGES)}")
-    return data
+    return _from_packages(thirdparty_tokens, THIRDPARTY_PACKAGES, 8_000)
 
 
 DOCSTRING_PACKAGES = (
@@ -282,14 +286,10 @@ DOCSTRING_PACKAGES = (
 
 def _thirdparty_docstrings():
     from _thirdparty_docstrings import thirdparty_docstrings_tfidf
-    from _thirdparty_tokens import PackageMissing, package_versions
 
-    try:
-        data = thirdparty_docstrings_tfidf(DOCSTRING_PACKAGES, min_docs=5)
-    except PackageMissing as exc:
-        raise DatasetUnavailable(str(exc)) from exc
-    print(f"  built from {package_versions(DOCSTRING_PACKAGES)}")
-    return data
+    return _from_packages(
+        thirdparty_docstrings_tfidf, DOCSTRING_PACKAGES, min_docs=5
+    )
 
 
 def _docstrings():
