@@ -223,6 +223,9 @@ class DataSet:
     test_rows: int = DEFAULT_TEST_ROWS
     dense: bool = False
     expect: dict = field(default_factory=dict)  # n_features, max_classes...
+    # the installed packages the rows are built from: their versions go
+    # into the set's facts (``built_from``), as the rows depend on them
+    packages: tuple = ()
 
 
 def _split(X, y, seed=0, fraction=TRAIN_FRACTION):
@@ -432,6 +435,7 @@ REGISTRY = {
         "pydantic, hypothesis as installed), 8,000 classes (real, built "
         "after the defaults' constants were fixed, about 90 rows per class)",
         expect=dict(n_features=2**16, max_classes=8_000),
+        packages=THIRDPARTY_PACKAGES,
     ),
     "docstrings_thirdparty": DataSet(
         _thirdparty_docstrings,
@@ -439,6 +443,7 @@ REGISTRY = {
         "module, TF-IDF (real text, about 1,800 classes of 5 or more "
         "documents, built after the defaults' constants were fixed)",
         expect=dict(),
+        packages=DOCSTRING_PACKAGES,
     ),
     "docstrings": DataSet(
         _docstrings,
@@ -557,6 +562,10 @@ def prepare(name, test_rows=None):
         log_k=float(np.log(n_classes)),
         build_s=build_s,
     )
+    if entry.packages:
+        from _thirdparty_tokens import package_versions
+
+        facts["built_from"] = package_versions(entry.packages)
     facts["prepare_s"] = time.perf_counter() - start
     data = dict(
         X_train=X,
@@ -1300,8 +1309,18 @@ def run_torch(data, facts, args, rec):
 
 
 # =============================================================== report
+def _rows_key(facts):
+    """What identifies a set's rows in its facts: their shape, and the
+    package versions they were built from."""
+    return tuple(
+        facts.get(k)
+        for k in ("n_train", "n_test", "n_features", "n_classes", "built_from")
+    )
+
+
 def load_records(path):
-    """Newest facts per set; newest record per (set, method, config)."""
+    """Newest facts per set; newest record per (set, method, config)
+    measured on the rows of those facts."""
     facts, runs = {}, {}
     if not Path(path).exists():
         return facts, runs
@@ -1312,6 +1331,11 @@ def load_records(path):
                 continue
             r = json.loads(line)
             if r.get("kind") == "dataset":
+                before = facts.get(r["set"])
+                if before is not None and _rows_key(before) != _rows_key(r):
+                    # other rows (e.g. the packages a set is built from
+                    # changed): the runs measured on the old ones go
+                    runs = {k: v for k, v in runs.items() if k[0] != r["set"]}
                 facts[r["set"]] = r
             elif r.get("kind") == "run":
                 runs[(r["set"], r["method"], r["config"])] = r

@@ -82,6 +82,10 @@ class ExactSolver:
     n_threads : int, default=1
         Threads of an epoch; above 1 a lock-free (Hogwild) epoch, which is
         reproducible in distribution only.
+    adaptive : bool, default=True
+        Per-feature AdaGrad-norm steps; False: every weight steps by
+        ``eta`` times its gradient (plain SGD, exact gradient), which
+        needs a decaying ``eta`` to converge.
 
     Attributes
     ----------
@@ -118,11 +122,13 @@ class ExactSolver:
     # merged at the chunk's end (False: Hogwild writes by every row)
     chunk_intercept = True
 
-    def __init__(self, *, eta, alpha=0.0, fit_intercept=True, n_threads=1):
+    def __init__(self, *, eta, alpha=0.0, fit_intercept=True, n_threads=1,
+                 adaptive=True):
         self.eta = eta
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.n_threads = n_threads
+        self.adaptive = adaptive
 
     # ------------------------------------------------------------- state
     def setup(self, n_classes, n_features, dtype, intercept=None):
@@ -191,6 +197,7 @@ class ExactSolver:
             "eta": float(eta),
             "alpha": float(alpha),
             "eps": EPS,
+            "adaptive": bool(self.adaptive),
             "fit_intercept": bool(self.fit_intercept),
             "n_threads": max(int(self.n_threads), 1),
             "chunk_intercept": bool(self.chunk_intercept),

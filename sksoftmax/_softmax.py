@@ -293,7 +293,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
     solver : {'auto', 'exact', 'lbfgs', 'umax', 'implicit', 'scent', \
 'ar', 'bound'}, default='auto'
         How the model is fitted: 'exact', the full softmax gradient of
-        every row (K x nnz multiply-adds) with per-feature adaptive steps;
+        every row (K x nnz multiply-adds) with per-feature adaptive steps
+        or one constant step (``eta0``);
         'lbfgs', full-batch L-BFGS along a path of L2 penalties that the
         held-out rows choose (``fit`` only); or a sampled-class method,
         whose cost per row does not grow with K
@@ -309,8 +310,10 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
     eta0 : 'auto' or float, default='auto'
         Initial step. For 'exact', the scale of the per-feature steps
         (a feature's first update moves its K weights by eta0 in norm);
-        'auto' picks it with a pilot on the first rows. For the other
-        solvers, the expert estimator's own ``eta0``.
+        'auto' picks it with a pilot on the first rows and, with held-out
+        rows, races these steps against one constant step for every
+        weight (``step_rule_``). For the other solvers, the expert
+        estimator's own ``eta0``.
     alpha : float, default=0.0
         L2 penalty ``alpha / 2 ||coef_||^2`` added to the mean log-loss;
         the intercepts are not penalised. With ``early_stopping`` the
@@ -380,12 +383,19 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         The solver used.
     eta0_ : float
         The step in use at the end of the fit.
+    step_rule_ : {'adagrad', 'constant'} or None
+        'exact' only: the step rule of the model, per-feature AdaGrad or
+        one constant step for every weight (``eta0='auto'`` races the two
+        on the held-out rows; see the user guide's "Step-rule race");
+        None for the other solvers.
     n_iter_ : int
-        Epochs run by the last ``fit``, the refit's included (1 after
-        ``partial_fit``); for 'lbfgs', the final fit's L-BFGS iterations
-        (``max_iter`` caps each fit of the path).
+        Epochs run by the last ``fit``, the step-rule race's and the
+        refit's included (1 after ``partial_fit``); for 'lbfgs', the
+        final fit's L-BFGS iterations (``max_iter`` caps each fit of the
+        path).
     best_iter_ : int
-        The held-out phase's epoch whose path was kept.
+        The held-out phase's epoch whose path was kept (counted as in
+        ``n_iter_``).
     alpha_ : ndarray of shape (n_features,)
         'lbfgs' only: the per-feature L2 penalty of the final fit
         (``alpha`` plus the penalty the held-out rows chose).
@@ -396,7 +406,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         Per epoch, the solver's training-loss estimate (for 'exact', the
         progressive log-loss: each row scored before its update).
     validation_loss_ : list of float
-        Per epoch, the held-out log-loss (``early_stopping``).
+        Per epoch, the held-out log-loss (``early_stopping``), the
+        step-rule race's epochs after AdaGrad's.
     n_features_in_ : int
 
     See Also
@@ -639,6 +650,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 alpha=float(self.alpha),
                 fit_intercept=self.fit_intercept,
                 n_threads=n_threads,
+                adaptive=self.__dict__.get("step_rule_") != "constant",
             )
         cls = EXPERT_SOLVERS[name]
         params = dict(
@@ -760,6 +772,14 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
 
         if not warm:
             self._choose_solver_verbosely(n_classes, X)
+            # the exact solver's step rule: per-feature AdaGrad, unless
+            # the race after the held-out phase (_race_step_rules) picks
+            # the constant step
+            self.step_rule_ = (
+                self.__dict__.get("_exact_step_rule") or "adagrad"
+                if self.solver_ == "exact"
+                else None
+            )
         if self.solver_ == "lbfgs":
             return self._fit_full_batch(X, y_enc, sample_weight, warm)
         # the exact solver fits dense rows centred (_column_shift): the same
@@ -805,7 +825,13 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         self.loss_curve_ = []
         self.validation_loss_ = [] if val is not None else None
         held_out = (X_val, y_val, w_val) if val is not None else None
+        # (the step-rule race runs its second rule on the same row orders)
+        orders = self._rng.get_state()
         path = self._descend(X, y_enc, sample_weight, train, held_out, warm)
+        if self._races_step_rules(X, held_out, warm):
+            path = self._race_step_rules(
+                X, y_enc, sample_weight, train, held_out, path, orders
+            )
         if (
             val is not None
             and not warm
@@ -1021,10 +1047,15 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             )
         return val, np.flatnonzero(mask)
 
-    def _descend(self, X, y, sample_weight, rows, held_out, warm):
+    def _descend(self, X, y, sample_weight, rows, held_out, warm,
+                 give_up=None, halve=False):
         """Epochs over the rows ``rows`` of (X, y) until the held-out (or
-        training) loss stops improving; returns the path to the model
-        kept: the steps of its epochs."""
+        training) loss stops improving, or ``give_up(epochs, kept)`` (the
+        epochs of this descent, the best held-out loss so far) is true
+        (without a ConvergenceWarning); returns the path to the model
+        kept: the steps of its epochs. With ``halve`` (a constant step),
+        a plateau goes back to the best epoch with half the step, as long
+        as the step before it improved the kept model."""
         name = self.solver_
         path = []
         start_epoch = 0
@@ -1068,12 +1099,13 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         # the kept model's per-row held-out losses: a restart's epoch
         # replaces it only when better beyond the held-out rows' noise
         kept_rows = best_rows
-        # A constant-step solver (every one but 'exact', whose per-feature
-        # AdaGrad steps shrink by themselves) plateaus at a level its step
+        # A constant-step sampled solver plateaus at a level its step
         # sets: where a phase improved on every earlier one, the fit
         # starts again from the start at half the step the phase ended
         # with, and stops at the first phase that does not (the user
-        # guide: restarts from the start)
+        # guide: restarts from the start). Not 'exact': its AdaGrad steps
+        # shrink by themselves, and its constant-step rule runs in the
+        # step-rule race's budget (``_descend_exact``)
         restart = keep and not warm and name != "exact"
         phase_kept = np.inf
         tol = 0.0 if self.tol is None else self.tol
@@ -1084,6 +1116,10 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             return [], np.inf, None, False
 
         for epoch in range(start_epoch, self.max_iter):
+            if give_up is not None and give_up(epoch, kept):
+                if self.verbose:
+                    print(f"Epoch {self.n_iter_}: given up")
+                break
             order = self._order(rows)
             start = time.perf_counter()
             try:
@@ -1172,6 +1208,23 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 path = list(snap[1])
             if n_bad < self.n_iter_no_change:
                 continue
+            if halve and own and snap is not None and improves(
+                kept, phase_kept, tol
+            ):
+                # a plateau at this step: back to the best epoch, half the
+                # step, while the last step improved the kept model
+                phase_kept, n_bad = kept, 0
+                self._undo(snap[0], 0.5)
+                path = list(snap[1])
+                best, best_rows = kept, kept_rows
+                if self.verbose:
+                    print(
+                        f"Epoch {self.n_iter_}: {self.n_iter_no_change} "
+                        f"without improvement; back to epoch "
+                        f"{self.best_iter_}, step halved to "
+                        f"{self._solver.eta:.3g}"
+                    )
+                continue
             if restart and improves(kept, phase_kept, tol):
                 phase_kept, n_bad = kept, 0
                 eta = 0.5 * self._solver.eta
@@ -1193,7 +1246,9 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 )
             break
         else:
-            if self.tol is not None and self.max_iter > 1:
+            if self.tol is not None and self.max_iter > 1 and not halve:
+                # (not for the step-rule race's constant phase: the fit
+                # goes on with the rule the race keeps)
                 warnings.warn(
                     f"Maximum number of epochs ({self.max_iter}) reached "
                     "before the stopping criterion; consider increasing "
@@ -1206,6 +1261,105 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         elif held_out is not None and not keep:
             # without snapshots the model kept is the last one
             self.best_iter_ = self.n_iter_
+        return path
+
+    def _races_step_rules(self, X, held_out, warm):
+        """Whether ``fit`` races the exact solver's step rules: 'exact'
+        with ``eta0='auto'``, held-out rows, not warm, no rule forced, and
+        W three times (the AdaGrad phase's model, the constant phase's and
+        its snapshot) within EXACT_MAX_MEMORY_SHARE of the memory."""
+        if (
+            self.solver_ != "exact"
+            or self.eta0 != "auto"
+            or held_out is None
+            or warm
+            or self.__dict__.get("_exact_step_rule") is not None
+        ):
+            return False
+        available = _available_memory()
+        need = 3.0 * self._weight_bytes(self.classes_.shape[0], X)
+        if available and need > EXACT_MAX_MEMORY_SHARE * available:
+            if self.verbose:
+                print(
+                    "No step-rule race: three copies of the weights would "
+                    f"take more than {EXACT_MAX_MEMORY_SHARE:g} of the "
+                    "memory; per-feature AdaGrad steps kept"
+                )
+            return False
+        return True
+
+    def _race_step_rules(self, X, y, sample_weight, rows, held_out, path,
+                         orders):
+        """The exact solver's step rules, raced on the held-out rows.
+
+        Per-feature AdaGrad-norm steps (the held-out phase just run, whose
+        model and ``path`` are given) give a rare feature as large a step
+        as a frequent one; where the rows are few per feature and class
+        the model then learns the rare features' noise (the user guide,
+        "Step-rule race"). The constant step moves a weight in
+        proportion to how often its feature occurs. The same held-out
+        phase runs again with it, from the start (its own pilot) and on
+        the same row orders (the generator's state ``orders``, as the
+        AdaGrad phase started: the two rules are compared on the same
+        draws), going
+        back to its best epoch with half the step on a plateau; it is
+        given up once it has run as many
+        epochs as the AdaGrad phase without a held-out loss below
+        AdaGrad's best. It is kept when its held-out loss is lower beyond the
+        held-out rows' noise (the paired per-row test of the undo); else
+        the AdaGrad phase's model, path and row order are restored, and
+        the fit goes on as without the race.
+        """
+        w = held_out[2]
+        a_solver = self._solver
+        a_rows = self._held_out_losses(held_out)
+        a_loss = float(a_rows @ w)
+        a_best, a_eta0 = self.best_iter_, self.__dict__.get("eta0_trials_")
+        budget = self.n_iter_
+        rng_state = self._rng.get_state()
+        self._rng.set_state(orders)
+        self.step_rule_ = "constant"
+        if self.verbose:
+            print(
+                f"Step rules: AdaGrad's held-out log-loss {a_loss:.5f} "
+                f"(epoch {a_best}); the constant step from the start, "
+                f"given up after {budget} epochs unless below it"
+            )
+        self._new_solver(X, y[rows], sample_weight[rows])
+        try:
+            b_path = self._descend(
+                X, y, sample_weight, rows, held_out, False,
+                give_up=lambda epochs, kept: (
+                    epochs >= budget and not kept < a_loss
+                ),
+                halve=True,
+            )
+        except DivergenceError:
+            b_path = None
+        if b_path:
+            b_rows = self._held_out_losses(held_out)
+            b_loss = float(b_rows @ w)
+            won = b_loss < a_loss and _significantly_worse(a_rows, b_rows, w)
+        else:
+            b_loss, won = np.nan, False
+        if self.verbose:
+            print(
+                f"Step rules: the constant step's held-out log-loss "
+                f"{b_loss:.5f}: "
+                + (
+                    "lower beyond the noise, kept"
+                    if won
+                    else "not lower beyond the noise; AdaGrad's kept"
+                )
+            )
+        if won:
+            return b_path
+        self.step_rule_ = "adagrad"
+        self._solver = a_solver
+        self.best_iter_ = a_best
+        if a_eta0 is not None:
+            self.eta0_trials_ = a_eta0
+        self._rng.set_state(rng_state)
         return path
 
     def _held_out_losses(self, held_out):
@@ -1520,6 +1674,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 )
             self._rng = self._new_rng()
             name = self._choose_solver_verbosely(n_classes, X, True)
+            # a stream has no held-out phase to race the step rules on
+            self.step_rule_ = "adagrad" if name == "exact" else None
             self._new_solver(X, y_enc, sample_weight)
             self.loss_curve_ = []
             self.n_iter_ = 0

@@ -1187,14 +1187,21 @@ def _exact_copy(state):
     }
 
 
-def exact_finalize_reference(state, *, eta, alpha):
+def exact_step(eta, G, adaptive=True):
+    """The steps of accumulators G: eta / sqrt(eps + G) (AdaGrad-norm), or
+    eta for every one without ``adaptive``."""
+    G = np.asarray(G, dtype=np.float64)
+    return eta / np.sqrt(EXACT_EPS + G) if adaptive else np.full_like(G, eta)
+
+
+def exact_finalize_reference(state, *, eta, alpha, adaptive=True):
     """Decay every feature with G_j > 0 from tau_last_j to tau (new dict)."""
     st = _exact_copy(state)
     if alpha > 0:
         G, tl = st["G"], st["tau_last"]
         rate = np.where(
             G > 0,
-            eta * alpha * (st["tau"] - tl) / np.sqrt(EXACT_EPS + G),
+            alpha * (st["tau"] - tl) * exact_step(eta, G, adaptive),
             0.0,
         )
         st["Wt"] *= np.exp(-rate)[:, None]
@@ -1203,7 +1210,8 @@ def exact_finalize_reference(state, *, eta, alpha):
 
 
 def exact_epoch_reference(
-    X, y, sw, state, order, *, eta, alpha=0.0, fit_intercept=True, lazy=True
+    X, y, sw, state, order, *, eta, alpha=0.0, fit_intercept=True, lazy=True,
+    adaptive=True,
 ):
     """One epoch of the exact solver's steps 1-5 over the rows ``order``.
 
@@ -1214,7 +1222,8 @@ def exact_epoch_reference(
     does the rest). ``lazy=False`` decays every feature with G_j > 0 by
     exp(-eta alpha s / sqrt(eps + G_j)) at every row of weight s, the
     definition the lazy form must reproduce (tau_last then always equals
-    tau). Computed in float64. Returns (state, loss_sum, weight_sum).
+    tau). ``adaptive=False``: every step is eta itself (``exact_step``).
+    Computed in float64. Returns (state, loss_sum, weight_sum).
     """
     st = _exact_copy(state)
     Wt, b, G, tl = st["Wt"], st["b"], st["G"], st["tau_last"]
@@ -1238,12 +1247,12 @@ def exact_epoch_reference(
                 for j in idx:
                     if G[j] > 0:
                         Wt[j] *= np.exp(
-                            -eta * alpha * (tau - tl[j]) / np.sqrt(EXACT_EPS + G[j])
+                            -alpha * (tau - tl[j]) * exact_step(eta, G[j], adaptive)
                         )
                     tl[j] = tau
             else:
                 rate = np.where(
-                    G > 0, eta * alpha * s / np.sqrt(EXACT_EPS + G), 0.0
+                    G > 0, alpha * s * exact_step(eta, G, adaptive), 0.0
                 )
                 Wt *= np.exp(-rate)[:, None]
                 tl[:] = tau
@@ -1259,10 +1268,10 @@ def exact_epoch_reference(
         c2 = c @ c
         # 4: per-feature AdaGrad-norm steps (idx holds distinct features)
         G[idx] += x * x * c2
-        Wt[idx] -= (eta / np.sqrt(EXACT_EPS + G[idx]) * x)[:, None] * c[None, :]
+        Wt[idx] -= (exact_step(eta, G[idx], adaptive) * x)[:, None] * c[None, :]
         # 5: intercepts
         if fit_intercept:
             Gb += c2
-            b -= eta / np.sqrt(EXACT_EPS + Gb) * c
+            b -= exact_step(eta, Gb, adaptive) * c
     st["Gb"], st["tau"] = Gb, tau
     return st, loss_sum, weight_sum

@@ -142,7 +142,7 @@ def _run_block(dtype, X, W, c, y_local, rest, eta, alpha, fit_intercept,
     buf = np.empty((8, n))
     buf[0], buf[4], buf[5] = rest
     buf[7] = buf[5]
-    opts = {"eta": eta, "alpha": alpha, "eps": 1e-8,
+    opts = {"eta": eta, "alpha": alpha, "eps": 1e-8, "adaptive": True,
             "fit_intercept": fit_intercept, "n_threads": n_threads,
             "chunk_intercept": True}
     if order is None:
@@ -203,7 +203,8 @@ def test_one_block_is_the_exact_softmax_epoch(dtype):
     log-partitions are the rows' own."""
     X, W, b, y = _problem(dtype, sparse=True)
     epoch, finalize = KERNELS[dtype]
-    opts = {"eta": 0.5, "alpha": 0.0, "eps": 1e-8, "fit_intercept": True,
+    opts = {"eta": 0.5, "alpha": 0.0, "eps": 1e-8, "adaptive": True,
+            "fit_intercept": True,
             "n_threads": 1, "chunk_intercept": True}
     Wt, intercept = np.ascontiguousarray(W.T), b.copy()
     G, tl, sc = np.zeros(X.shape[1]), np.zeros(X.shape[1]), np.zeros(2)

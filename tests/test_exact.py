@@ -66,13 +66,17 @@ def _objective(solver, X, y, sw, alpha):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("alpha", [0.0, 0.05])
 @pytest.mark.parametrize("fit_intercept", [True, False])
-def test_kernel_matches_reference(fmt, dtype, alpha, fit_intercept):
+@pytest.mark.parametrize("adaptive", [True, False])
+def test_kernel_matches_reference(fmt, dtype, alpha, fit_intercept, adaptive):
+    """Per-feature AdaGrad-norm steps, or (adaptive=False) one constant
+    step for every weight."""
     X, y, sw = _problem(fmt, dtype)
     n, d = X.shape
     K = 7
-    eta = 0.3
+    eta = 0.3 if adaptive else 0.05
     intercept = np.linspace(-0.5, 0.5, K)
-    solver = ExactSolver(eta=eta, alpha=alpha, fit_intercept=fit_intercept)
+    solver = ExactSolver(eta=eta, alpha=alpha, fit_intercept=fit_intercept,
+                         adaptive=adaptive)
     solver.setup(K, d, dtype, intercept=intercept)
     ref = new_exact_state(K, d, intercept=intercept)
     rng = np.random.default_rng(1)
@@ -82,7 +86,7 @@ def test_kernel_matches_reference(fmt, dtype, alpha, fit_intercept):
         loss, weight = solver.epoch(X, y, sw, order)
         ref, ref_loss, ref_weight = exact_epoch_reference(
             X, y, sw, ref, order, eta=eta, alpha=alpha,
-            fit_intercept=fit_intercept,
+            fit_intercept=fit_intercept, adaptive=adaptive,
         )
         # the lazy state itself, before any finalize
         _assert_state(solver, ref, dtype)
@@ -90,7 +94,8 @@ def test_kernel_matches_reference(fmt, dtype, alpha, fit_intercept):
                         else 1e-5)
         assert weight == pytest.approx(ref_weight, rel=1e-14)
     solver.finalize()
-    _assert_state(solver, exact_finalize_reference(ref, eta=eta, alpha=alpha),
+    _assert_state(solver, exact_finalize_reference(ref, eta=eta, alpha=alpha,
+                                                   adaptive=adaptive),
                   dtype)
     if not fit_intercept:
         assert_allclose(solver.b, intercept.astype(dtype))
@@ -98,13 +103,14 @@ def test_kernel_matches_reference(fmt, dtype, alpha, fit_intercept):
 
 @pytest.mark.kernel
 @pytest.mark.parametrize("fmt", ["dense", "csr"])
-def test_lazy_decay_equals_decay_at_every_row(fmt):
+@pytest.mark.parametrize("adaptive", [True, False])
+def test_lazy_decay_equals_decay_at_every_row(fmt, adaptive):
     """The module's derivation: after finalize, the lazy decay gives the
     weights of decaying every feature at every row."""
     X, y, sw = _problem(fmt, np.float64, seed=3)
     n, d = X.shape
-    eta, alpha = 0.5, 0.2
-    solver = ExactSolver(eta=eta, alpha=alpha)
+    eta, alpha = (0.5, 0.2) if adaptive else (0.05, 0.2)
+    solver = ExactSolver(eta=eta, alpha=alpha, adaptive=adaptive)
     solver.setup(7, d, np.float64)
     eager = new_exact_state(7, d)
     rng = np.random.default_rng(2)
@@ -112,7 +118,8 @@ def test_lazy_decay_equals_decay_at_every_row(fmt):
         order = rng.permutation(n)
         loss, _ = solver.epoch(X, y, sw, order)
         eager, eager_loss, _ = exact_epoch_reference(
-            X, y, sw, eager, order, eta=eta, alpha=alpha, lazy=False
+            X, y, sw, eager, order, eta=eta, alpha=alpha, lazy=False,
+            adaptive=adaptive,
         )
         assert loss == pytest.approx(eager_loss, rel=1e-12)
     solver.finalize()

@@ -89,6 +89,8 @@ def test_early_stopping_picks_the_best_epoch_then_refits_on_all_rows(
 ):
     X, y, _, _ = problem
     clf = SoftmaxClassifier(solver="exact", random_state=0, max_iter=30)
+    # one step rule: no race after the held-out phase
+    clf._exact_step_rule = "adagrad"
     clf.fit(X, y)
     losses = np.array(clf.validation_loss_)
     assert clf.best_iter_ >= 1
@@ -637,3 +639,69 @@ def test_exact_pilot_race_is_decided_on_the_held_out_rows(monkeypatch, pick):
     clf = SoftmaxClassifier(**params).fit(X, y)
     np.testing.assert_array_equal(clf.eta0_trials_, trials)
     assert clf.eta0_ == target
+
+
+def test_a_step_rule_race_kept_by_adagrad_changes_nothing(problem):
+    """When the step-rule race keeps AdaGrad the fit is that of AdaGrad
+    alone: the constant step's phase runs (more epochs) but draws nothing
+    from the fit's generator, so the refit's row orders are the same."""
+    X, y, _, _ = problem
+    raced = SoftmaxClassifier(solver="exact", random_state=0).fit(X, y)
+    alone = SoftmaxClassifier(solver="exact", random_state=0)
+    alone._exact_step_rule = "adagrad"
+    alone.fit(X, y)
+    assert raced.step_rule_ == alone.step_rule_ == "adagrad"
+    assert raced.n_iter_ > alone.n_iter_
+    assert raced.best_iter_ == alone.best_iter_
+    np.testing.assert_array_equal(raced.coef_, alone.coef_)
+    np.testing.assert_array_equal(raced.intercept_, alone.intercept_)
+
+
+def _rare_noise_problem(seed, n=3000, K=20, n_informative=60,
+                        n_noise=6000, informative=4, noise=6):
+    """Rows of ``informative`` frequent features drawn from their class's
+    own distribution over ``n_informative`` and ``noise`` rare features
+    drawn at random from ``n_noise`` (a rare feature occurs in about
+    three rows, of any class), unit-norm: what per-feature AdaGrad steps
+    overfit (the rare features' first visits take the largest steps)."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, K, n)
+    prefer = rng.dirichlet(np.full(n_informative, 0.3), size=K)
+    cols = np.concatenate([
+        np.concatenate([
+            rng.choice(n_informative, informative, replace=False,
+                       p=prefer[y[i]]),
+            n_informative + rng.integers(0, n_noise, noise),
+        ])
+        for i in range(n)
+    ])
+    rows = np.repeat(np.arange(n), informative + noise)
+    X = sp.csr_matrix((np.ones(cols.shape[0]), (rows, cols)),
+                      shape=(n, n_informative + n_noise))
+    X.sum_duplicates()
+    X.data[:] = 1.0
+    X = sp.csr_matrix(X.multiply(1.0 / np.sqrt(X.getnnz(axis=1))[:, None]))
+    return X, y
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_step_rule_race_keeps_the_constant_step_where_it_is_better(seed):
+    """Rare noise features beside frequent informative ones: AdaGrad's
+    per-feature steps give a rare feature's first visits the largest
+    steps and learn the noise. The constant step's held-out loss is lower
+    beyond the noise, the race keeps it, and the test log-loss is lower
+    than AdaGrad's alone."""
+    X, y = _rare_noise_problem(seed)
+    X_train, y_train, X_test, y_test = X[:2400], y[:2400], X[2400:], y[2400:]
+    raced = SoftmaxClassifier(random_state=0).fit(X_train, y_train)
+    alone = SoftmaxClassifier(random_state=0)
+    alone._exact_step_rule = "adagrad"
+    alone.fit(X_train, y_train)
+    assert raced.solver_ == "exact"
+    assert raced.step_rule_ == "constant"
+    assert raced.log_loss(X_test, y_test) < 0.9 * alone.log_loss(
+        X_test, y_test
+    )
+    # its kept epoch is one of the constant step's, which follow
+    # AdaGrad's in validation_loss_
+    assert raced.best_iter_ > len(alone.validation_loss_)

@@ -238,6 +238,7 @@ def subepoch(rows, block, partials, q, opts, *after):
         "eta": opts["eta"],
         "alpha": opts["alpha"],
         "eps": opts["eps"],
+        "adaptive": True,
         "fit_intercept": opts["fit_intercept"],
         "n_threads": effective_n_threads(block.n_jobs),
         "chunk_intercept": True,
