@@ -1048,14 +1048,14 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         return val, np.flatnonzero(mask)
 
     def _descend(self, X, y, sample_weight, rows, held_out, warm,
-                 give_up=None, halve=False):
+                 give_up=None):
         """Epochs over the rows ``rows`` of (X, y) until the held-out (or
         training) loss stops improving, or ``give_up(epochs, kept)`` (the
         epochs of this descent, the best held-out loss so far) is true
         (without a ConvergenceWarning); returns the path to the model
-        kept: the steps of its epochs. With ``halve`` (a constant step),
-        a plateau goes back to the best epoch with half the step, as long
-        as the step before it improved the kept model."""
+        kept: the steps of its epochs. With the exact solver's constant
+        step, a plateau goes back to the best epoch with half the step, as
+        long as the step before it improved the kept model."""
         name = self.solver_
         path = []
         start_epoch = 0
@@ -1107,6 +1107,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         # shrink by themselves, and its constant-step rule runs in the
         # step-rule race's budget (``_descend_exact``)
         restart = keep and not warm and name != "exact"
+        halve = keep and name == "exact" and not self._solver.adaptive
         phase_kept = np.inf
         tol = 0.0 if self.tol is None else self.tol
 
@@ -1246,7 +1247,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 )
             break
         else:
-            if self.tol is not None and self.max_iter > 1 and not halve:
+            if self.tol is not None and self.max_iter > 1 and give_up is None:
                 # (not for the step-rule race's constant phase: the fit
                 # goes on with the rule the race keeps)
                 warnings.warn(
@@ -1332,7 +1333,6 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 give_up=lambda epochs, kept: (
                     epochs >= budget and not kept < a_loss
                 ),
-                halve=True,
             )
         except DivergenceError:
             b_path = None
