@@ -1309,13 +1309,15 @@ def run_torch(data, facts, args, rec):
 
 
 # =============================================================== report
-def _rows_key(facts):
-    """What identifies a set's rows in its facts: their shape, and the
-    package versions they were built from."""
-    return tuple(
-        facts.get(k)
-        for k in ("n_train", "n_test", "n_features", "n_classes", "built_from")
-    )
+def _same_rows(before, after):
+    """Whether two facts records of a set describe the same rows: the same
+    shape, and the same package versions where both record them (records
+    before ``built_from`` existed have none)."""
+    shape = ("n_train", "n_test", "n_features", "n_classes")
+    if any(before.get(k) != after.get(k) for k in shape):
+        return False
+    built = before.get("built_from"), after.get("built_from")
+    return None in built or built[0] == built[1]
 
 
 def load_records(path):
@@ -1332,7 +1334,7 @@ def load_records(path):
             r = json.loads(line)
             if r.get("kind") == "dataset":
                 before = facts.get(r["set"])
-                if before is not None and _rows_key(before) != _rows_key(r):
+                if before is not None and not _same_rows(before, r):
                     # other rows (e.g. the packages a set is built from
                     # changed): the runs measured on the old ones go
                     runs = {k: v for k, v in runs.items() if k[0] != r["set"]}
