@@ -1030,6 +1030,7 @@ def run_default(data, facts, args, rec):
         peak_mb=peak_mb,
         memory_method=memory.method,
         solver_=str(getattr(clf, "solver_", None)),
+        step_rule_=getattr(clf, "step_rule_", None),
         eta0_=_float_or_none(getattr(clf, "eta0_", None)),
         n_iter_=_float_or_none(getattr(clf, "n_iter_", None)),
         params=params,
@@ -1046,7 +1047,8 @@ def run_default(data, facts, args, rec):
     record["best_epoch"] = len(curve) or None
     rec.store(record)
     print(
-        f"  default: solver_={record['solver_']}, test log-loss {loss:.4f}, "
+        f"  default: solver_={record['solver_']} "
+        f"(step_rule_={record['step_rule_']}), test log-loss {loss:.4f}, "
         f"top-1 {top1:.4f}, fit {cpu:.2f} CPU s, peak +{peak_mb:.0f} MB"
     )
 
