@@ -1104,8 +1104,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         # starts again from the start at half the step the phase ended
         # with, and stops at the first phase that does not (the user
         # guide: restarts from the start). Not 'exact': its AdaGrad steps
-        # shrink by themselves, and its constant-step rule runs in the
-        # step-rule race's budget (``_descend_exact``)
+        # shrink by themselves, and its constant step halves from its best
+        # epoch instead (``halve``; the step-rule race, _race_step_rules)
         restart = keep and not warm and name != "exact"
         halve = keep and name == "exact" and not self._solver.adaptive
         phase_kept = np.inf
@@ -1297,18 +1297,18 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         model and ``path`` are given) give a rare feature as large a step
         as a frequent one; where the rows are few per feature and class
         the model then learns the rare features' noise (the user guide,
-        "Step-rule race"). The constant step moves a weight in
-        proportion to how often its feature occurs. The same held-out
-        phase runs again with it, from the start (its own pilot) and on
-        the same row orders (the generator's state ``orders``, as the
-        AdaGrad phase started: the two rules are compared on the same
-        draws), going
-        back to its best epoch with half the step on a plateau; it is
-        given up once it has run as many
-        epochs as the AdaGrad phase without a held-out loss below
-        AdaGrad's best. It is kept when its held-out loss is lower beyond the
-        held-out rows' noise (the paired per-row test of the undo); else
-        the AdaGrad phase's model, path and row order are restored, and
+        "The step rule: a race on the held-out rows"). The constant step
+        moves a weight in proportion to how often its feature occurs.
+
+        The same held-out phase runs again with it: from the start (its
+        own pilot), on the same row orders (the generator's state
+        ``orders``, where the AdaGrad phase started: the two rules see
+        the same draws), back to its best epoch with half the step on a
+        plateau. It is given up once it has run as many epochs as the
+        AdaGrad phase without a held-out loss below AdaGrad's best. It is
+        kept when its held-out loss is lower beyond the held-out rows'
+        noise (the paired per-row test of the undo); else the AdaGrad
+        phase's model, path and the generator's state are restored, and
         the fit goes on as without the race.
         """
         w = held_out[2]
@@ -1357,7 +1357,9 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         self.step_rule_ = "adagrad"
         self._solver = a_solver
         self.best_iter_ = a_best
-        if a_eta0 is not None:
+        if a_eta0 is None:
+            self.__dict__.pop("eta0_trials_", None)
+        else:
             self.eta0_trials_ = a_eta0
         self._rng.set_state(rng_state)
         return path
