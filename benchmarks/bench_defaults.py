@@ -16,11 +16,14 @@ the suite measures:
   test log-loss after every epoch against cumulative fit CPU seconds
   (through the private hook ``clf._epoch_callback = fn``, called with the
   model after each epoch).
-- ``exact``, ``umax``, ``implicit``, ``scent``, ``ar``, ``bound``: each
-  solver's best over a grid of step x L2 penalty. The experts are
-  UMaxSoftmaxClassifier, ImplicitSGDClassifier, SCENTClassifier,
-  ARSoftmaxClassifier and StochasticBoundClassifier; ``exact`` is
-  ``SoftmaxClassifier(solver='exact', early_stopping=False)``. A grid point
+- ``exact``, ``exact_constant``, ``umax``, ``implicit``, ``scent``,
+  ``ar``, ``bound``: each solver's best over a grid of step x L2 penalty.
+  The experts are UMaxSoftmaxClassifier, ImplicitSGDClassifier,
+  SCENTClassifier, ARSoftmaxClassifier and StochasticBoundClassifier;
+  ``exact`` is ``SoftmaxClassifier(solver='exact', early_stopping=False)``
+  with its per-feature AdaGrad steps, ``exact_constant`` the same with one
+  constant step for every weight (the step rule its race can keep; set
+  through the private ``_exact_step_rule``). A grid point
   is a ``partial_fit`` loop (one pass per call, ``classes=`` on the first)
   of up to ``--max-epochs`` epochs, the exact test log-loss recorded after
   every epoch; the point's value is its best epoch (oracle early stopping),
@@ -756,12 +759,20 @@ EXPERTS = {
         "SoftmaxClassifier",
         dict(solver="exact", early_stopping=False),
     ),
+    # the exact solver with one constant step for every weight (the rule
+    # the step-rule race can keep) instead of per-feature AdaGrad
+    "exact_constant": (
+        "SoftmaxClassifier",
+        dict(solver="exact", early_stopping=False),
+    ),
     "umax": ("UMaxSoftmaxClassifier", {}),
     "implicit": ("ImplicitSGDClassifier", {}),
     "scent": ("SCENTClassifier", {}),
     "ar": ("ARSoftmaxClassifier", {}),
     "bound": ("StochasticBoundClassifier", {}),
 }
+# private attributes a method sets on its estimator after construction
+PRIVATE = {"exact_constant": {"_exact_step_rule": "constant"}}
 METHODS = ("default", *EXPERTS, "logreg", "sgd", "torch")
 TUNED = (*EXPERTS, "logreg", "torch")  # what "the best tuned value" spans
 GRIDS = {
@@ -836,6 +847,8 @@ def run_point(data, facts, method, eta0, alpha, factor, opts):
     )
     cls, fixed = _estimator_class(method)
     clf = cls(**fixed, eta0=eta0, alpha=alpha, random_state=0)
+    for attr, value in PRIVATE.get(method, {}).items():
+        setattr(clf, attr, value)
     try:
         clf._validate_params()
     except InvalidParameterError as exc:
@@ -1588,7 +1601,7 @@ def plot_set(path, set_name, facts, records, tolerance):
         print("matplotlib not installed (pip install matplotlib): no PNG")
         return False
     fig, ax = plt.subplots(figsize=(9, 5.5))
-    colours = dict(zip(METHODS, plt.get_cmap("tab10").colors))
+    colours = dict(zip(METHODS, plt.get_cmap("tab20").colors))
     for method in (*EXPERTS, "torch"):
         r = best_of(records, method)
         if r is None or not r.get("curve"):

@@ -1676,8 +1676,14 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 )
             self._rng = self._new_rng()
             name = self._choose_solver_verbosely(n_classes, X, True)
-            # a stream has no held-out phase to race the step rules on
-            self.step_rule_ = "adagrad" if name == "exact" else None
+            # a stream has no held-out phase to race the step rules on:
+            # AdaGrad's, unless the private _exact_step_rule forces one
+            # (benchmarks' grids of the constant step)
+            self.step_rule_ = (
+                self.__dict__.get("_exact_step_rule") or "adagrad"
+                if name == "exact"
+                else None
+            )
             self._new_solver(X, y_enc, sample_weight)
             self.loss_curve_ = []
             self.n_iter_ = 0

@@ -705,3 +705,27 @@ def test_the_step_rule_race_keeps_the_constant_step_where_it_is_better(seed):
     # its kept epoch is one of the constant step's, which follow
     # AdaGrad's in validation_loss_
     assert raced.best_iter_ > len(alone.validation_loss_)
+
+
+def test_partial_fit_takes_the_forced_step_rule():
+    """A stream has no held-out phase to race on: partial_fit's exact
+    solver takes AdaGrad's steps, or the rule the private
+    ``_exact_step_rule`` forces (the benchmarks' constant-step grid); the
+    kernel's two rules are checked against the NumPy reference in
+    tests/test_exact.py."""
+    X, y = _rare_noise_problem(0, n=600)
+    for rule, adaptive in (("adagrad", True), ("constant", False)):
+        clf = SoftmaxClassifier(solver="exact", eta0=0.5, random_state=0)
+        if rule == "constant":
+            clf._exact_step_rule = rule
+        clf.partial_fit(X, y, classes=np.arange(20))
+        assert clf.step_rule_ == rule
+        assert clf._solver.adaptive is adaptive
+    # the constant step moves every weight by the same step: its one pass
+    # differs from AdaGrad's
+    a = SoftmaxClassifier(solver="exact", eta0=0.5, random_state=0)
+    a.partial_fit(X, y, classes=np.arange(20))
+    c = SoftmaxClassifier(solver="exact", eta0=0.5, random_state=0)
+    c._exact_step_rule = "constant"
+    c.partial_fit(X, y, classes=np.arange(20))
+    assert not np.allclose(a.coef_, c.coef_)
