@@ -683,6 +683,15 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             print(f"SoftmaxClassifier: solver {name!r}: {reason}{note}")
         return name
 
+    def _initial_step_rule(self):
+        """The exact solver's step rule before any race: per-feature
+        AdaGrad, unless the private ``_exact_step_rule`` forces one
+        (benchmarks' constant-step grids, tests); None for the other
+        solvers."""
+        if self.solver_ != "exact":
+            return None
+        return self.__dict__.get("_exact_step_rule") or "adagrad"
+
     def _new_solver(self, X, y, sample_weight):
         """A fresh ``solver_`` for X's shape and dtype, its intercepts at
         the log class prior of the rows (y, sample_weight)."""
@@ -772,14 +781,9 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
 
         if not warm:
             self._choose_solver_verbosely(n_classes, X)
-            # the exact solver's step rule: per-feature AdaGrad, unless
-            # the race after the held-out phase (_race_step_rules) picks
-            # the constant step
-            self.step_rule_ = (
-                self.__dict__.get("_exact_step_rule") or "adagrad"
-                if self.solver_ == "exact"
-                else None
-            )
+            # AdaGrad, unless the race after the held-out phase
+            # (_race_step_rules) picks the constant step
+            self.step_rule_ = self._initial_step_rule()
         if self.solver_ == "lbfgs":
             return self._fit_full_batch(X, y_enc, sample_weight, warm)
         # the exact solver fits dense rows centred (_column_shift): the same
@@ -1676,14 +1680,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 )
             self._rng = self._new_rng()
             name = self._choose_solver_verbosely(n_classes, X, True)
-            # a stream has no held-out phase to race the step rules on:
-            # AdaGrad's, unless the private _exact_step_rule forces one
-            # (benchmarks' grids of the constant step)
-            self.step_rule_ = (
-                self.__dict__.get("_exact_step_rule") or "adagrad"
-                if name == "exact"
-                else None
-            )
+            # a stream has no held-out phase to race the step rules on
+            self.step_rule_ = self._initial_step_rule()
             self._new_solver(X, y_enc, sample_weight)
             self.loss_curve_ = []
             self.n_iter_ = 0
