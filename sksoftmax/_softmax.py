@@ -1052,22 +1052,32 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         return val, np.flatnonzero(mask)
 
     def _descend(self, X, y, sample_weight, rows, held_out, warm,
-                 give_up=None):
+                 give_up=None, horizon=None):
         """Epochs over the rows ``rows`` of (X, y) until the held-out (or
         training) loss stops improving, or ``give_up(epochs, kept)`` (the
         epochs of this descent, the best held-out loss so far) is true
         (without a ConvergenceWarning); returns the path to the model
         kept: the steps of its epochs. With the exact solver's constant
         step, a plateau goes back to the best epoch with half the step, as
-        long as the step before it improved the kept model."""
+        long as the step before it improved the kept model.
+
+        ``horizon``: the rows the descent is expected to run over (the
+        step-rule race's constant phase). The pilot's step, judged over
+        fewer rows, is then scaled by the square root of their ratio
+        (``_horizon_step``) and the descent starts from the start with it.
+        """
         name = self.solver_
         path = []
         start_epoch = 0
         if not warm and name == "exact" and self.eta0 == "auto":
             eta, tried = self._pilot(
-                X, y, sample_weight, rows, held_out=held_out
+                X, y, sample_weight, rows, held_out=held_out,
+                complete_epoch=horizon is None,
             )
-            if tried is not None:
+            if tried is not None and horizon is not None:
+                self._solver.reset()
+                self._solver.eta = self._horizon_step(eta, tried, horizon)
+            elif tried is not None:
                 # the pilot's winner has made the first epoch
                 path.append(eta)
                 start_epoch = 1
@@ -1268,6 +1278,23 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             self.best_iter_ = self.n_iter_
         return path
 
+    def _horizon_step(self, eta, judged, horizon):
+        """The constant step for a descent over ``horizon`` rows, from the
+        pilot's ``eta`` judged over ``judged`` rows: SGD's best constant
+        step over T updates falls as 1 / sqrt(T) (the bound
+        D^2 / (2 eta T) + eta G^2 / 2 is least at eta = D / (G sqrt(T))),
+        so the pilot's step, best over its short run, is scaled by
+        sqrt(judged / horizon); never up (the user guide, "The constant
+        step's starting step")."""
+        scaled = eta * min(1.0, np.sqrt(judged / horizon))
+        if self.verbose:
+            print(
+                f"Constant step: the pilot's {eta:.3g}, judged over "
+                f"{judged} rows, scaled to {scaled:.3g} for about "
+                f"{horizon} rows (square root of their ratio)"
+            )
+        return scaled
+
     def _races_step_rules(self, X, held_out, warm):
         """Whether ``fit`` races the exact solver's step rules: 'exact'
         with ``eta0='auto'``, held-out rows, not warm, no rule forced, and
@@ -1337,6 +1364,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 give_up=lambda epochs, kept: (
                     epochs >= budget and not kept < a_loss
                 ),
+                horizon=budget * rows.shape[0],
             )
         except DivergenceError:
             b_path = None
@@ -1488,9 +1516,10 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         return np.log((counts + pseudo / counts.shape[0]) / (total + pseudo))
 
     def _pilot(self, X, y, sample_weight, rows, whole_epoch=True,
-               held_out=None):
-        """Pick the exact solver's step scale; returns (eta, rows) with
-        rows None when there were too few rows to try.
+               held_out=None, complete_epoch=True):
+        """Pick the exact solver's step scale; returns (eta, rows): the
+        rows the winner was judged over (m, or m and stage 2's), None when
+        there were too few rows to try.
 
         Stage 1: each candidate of ``pilot_walk`` (PILOT_ETAS, walking on
         along the grid past an end while the winner is there) runs from
@@ -1578,7 +1607,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             # the stage-1 state, rebuilt from the start (m rows or 5 m)
             from_start(eta, *parts)
         winner = (None, eta)
-        if whole_epoch and rest.shape[0] > 0:
+        if whole_epoch and complete_epoch and rest.shape[0] > 0:
             # the winner completes the first epoch
             run(rest)
         self._solver.finalize()
@@ -1598,7 +1627,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                     f"{e:.3g}: {v:.4g}" for v, e in finals
                 )
             print(line + f"; using {winner[1]:.3g}")
-        return winner[1], m
+        return winner[1], m + (race.shape[0] if finals else 0)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None, sample_weight=None):

@@ -707,6 +707,41 @@ def test_the_step_rule_race_keeps_the_constant_step_where_it_is_better(seed):
     assert raced.best_iter_ > len(alone.validation_loss_)
 
 
+def test_the_constant_phase_starts_at_the_pilots_step_scaled_to_its_horizon(
+    monkeypatch,
+):
+    """The race's constant phase runs for at least as many epochs as the
+    AdaGrad phase; its pilot judges steps over far fewer rows. Its first
+    epoch takes the pilot's step times sqrt(rows judged / (AdaGrad's
+    epochs x training rows)), and the pilot does not complete an epoch
+    with the unscaled step."""
+    X, y = _rare_noise_problem(0)
+    pilots = []
+    pilot = SoftmaxClassifier._pilot
+
+    def recording(self, X, y, sample_weight, rows, **kwargs):
+        out = pilot(self, X, y, sample_weight, rows, **kwargs)
+        pilots.append((out, kwargs.get("complete_epoch", True), rows.size))
+        return out
+
+    monkeypatch.setattr(SoftmaxClassifier, "_pilot", recording)
+    steps = []
+    clf = SoftmaxClassifier(random_state=0)
+    clf._epoch_callback = lambda m: steps.append(
+        (m.step_rule_, m._solver.eta)
+    )
+    clf.fit(X, y)
+    assert clf.solver_ == "exact"
+    (_, complete_a, _), ((eta, judged), complete_c, n_rows) = pilots
+    assert complete_a and not complete_c
+    budget = [rule for rule, _ in steps].index("constant")
+    assert budget == sum(rule == "adagrad" for rule, _ in steps) > 0
+    expected = eta * np.sqrt(judged / (budget * n_rows))
+    assert expected < eta
+    first = next(step for rule, step in steps if rule == "constant")
+    assert first == pytest.approx(expected, rel=1e-12)
+
+
 def test_partial_fit_takes_the_forced_step_rule():
     """A stream has no held-out phase to race on: partial_fit's exact
     solver takes AdaGrad's steps, or the rule the private
