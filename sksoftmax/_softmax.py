@@ -12,7 +12,10 @@ constants tuned on benchmark sets:
 - the step of the exact solver: per-feature AdaGrad-norm steps (the update
   of a feature's K weights is invariant to the feature's scale), their one
   scale ``eta`` picked by a short pilot on progressive (not yet trained
-  on) rows, then halved whenever an epoch is undone;
+  on) rows, then halved whenever an epoch is undone; with held-out rows,
+  raced against one constant step for every weight, whose phase starts
+  at its pilot's step scaled to the phase's horizon (``_race_step_rules``,
+  ``_horizon_step``);
 - stopping: exact log-loss on held-out rows after every epoch; an epoch
   worse than the best beyond the held-out rows' noise is undone (the
   state restored from the best epoch) and retried with half the step;
