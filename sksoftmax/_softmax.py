@@ -1536,7 +1536,9 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         ``held_out`` rows after them wins (without held-out rows, the
         lower progressive log-loss over them), so the choice is made at
         the horizon of a whole epoch or of 250,000 rows, on the rows that
-        stop the fit; the winner then completes the first epoch. (On rows
+        stop the fit; the winner then completes the first epoch
+        (unless ``complete_epoch`` is False: the race's constant phase
+        rescales the step and starts again). (On rows
         grouped by source the progressive loss of rows in random order
         rewards learning each source's own vocabulary: on tokens_small it
         chose 3 where the held-out rows, the last source files, and the
