@@ -14,7 +14,13 @@ this prints, CPU seconds the median of ``--repeats`` runs on one thread:
   default chose (``alpha_``), as if it had been known: evaluations, CPU;
 - the budget left for choosing the penalty: LogisticRegression's best-C
   CPU minus that one fit, in evaluations of the default's own cost per
-  evaluation, against the evaluations of one fit of the path.
+  evaluation, against the evaluations of one fit of the path;
+- the L2 floor: the least test log-loss of the model 'lbfgs' fits, at
+  per-feature penalties lam x var_j^p (p = 0: the 'raw' profile, 1:
+  'std', and three between), lam on a grid of 8 points a decade from
+  1e-1 to 1e-6 chosen on the test rows (an oracle no rule can beat):
+  how close any choice of the penalty can come to bench_defaults' best
+  tuned value.
 
 Run::
 
@@ -136,6 +142,47 @@ def one_set(name, scale, repeats):
     print(f"- left for choosing the penalty within LogisticRegression's "
           f"time: {best[2] - cpu_known:.3f} CPU s = {budget:.0f} "
           f"evaluations = {budget / np.mean(path_fits):.1f} path fits")
+
+    floor = l2_floor(Xtr, ytr, Xte, yte)
+    print("\nThe L2 floor (lam chosen on the test rows):\n")
+    print("| penalty shape | best lam | test log-loss |")
+    print("|---|---|---|")
+    for p, (loss, lam) in floor.items():
+        print(f"| var^{p:g} | {lam:.3g} | {loss:.4f} |")
+    least = min(loss for loss, _ in floor.values())
+    print(f"\n- least: {least:.4f}; the default's {loss_default:.4f} is "
+          f"{loss_default / least - 1:+.2%} above it")
+
+
+# the L2 floor's grid: lam = 10^-1 .. 10^-6, 8 points a decade, and the
+# exponents p of the penalty's shape var_j^p
+FLOOR_LAMS = 10.0 ** np.linspace(-1, -6, 41)
+FLOOR_POWERS = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+def l2_floor(Xtr, ytr, Xte, yte):
+    """Per shape exponent p: (least test log-loss, its lam) of the
+    'lbfgs' objective at penalties lam x var^p (normalised to mean one),
+    each fit from the last one's solution (lam decreasing) to a gradient
+    tolerance of 1e-8."""
+    K, D = np.unique(ytr).shape[0], Xtr.shape[1]
+    w = np.full(Xtr.shape[0], 1.0 / Xtr.shape[0])
+    var = Xtr.var(axis=0)
+    out = {}
+    for p in FLOOR_POWERS:
+        shape = np.where(var > 0, var, 1.0) ** p
+        shape /= shape.mean()
+        W, b = np.zeros((K, D)), np.zeros(K)
+        best = (np.inf, None)
+        for lam in FLOOR_LAMS:
+            W, b, _, _ = full_batch.lbfgs_fit(
+                Xtr, ytr, w, K, lam * shape, W, b, fit_intercept=True,
+                tol=1e-8, max_iter=5000)
+            loss = exact_log_loss(W, b, Xte, yte, None)
+            if loss < best[0]:
+                best = (loss, lam)
+        out[p] = best
+    return out
 
 
 def main():
