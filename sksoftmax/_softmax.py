@@ -230,6 +230,10 @@ def _held_out_rows(y, n_classes, n_val, rng, keep_first=False):
     return np.sort(by_class[picked]), n_eligible
 
 
+class _NoHeldOutRows(ValueError):
+    """The data has no rows that ``early_stopping`` could hold out."""
+
+
 def _significantly_worse(losses, best_losses, p):
     """Whether held-out per-row ``losses`` are worse than ``best_losses``
     beyond the noise of the held-out rows: the weighted mean of the paired
@@ -329,8 +333,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         the same on a loss of 0.02 as on one of 7 (the default chosen
         leave-one-dataset-out: see the user guide). 'lbfgs' stops at the
         gradient tolerance ``tol / 10``. None: run ``max_iter`` epochs.
-    early_stopping : bool, default=True
-        Hold out ``validation_fraction`` of the rows, score the exact
+    early_stopping : 'auto' or bool, default='auto'
+        True: hold out ``validation_fraction`` of the rows, score the exact
         log-loss on them after every epoch, undo an epoch worse than the
         best beyond the noise of those rows and halve the step, stop
         after ``n_iter_no_change`` epochs without improvement (a sampled
@@ -340,7 +344,10 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         then fit
         again on every row along the kept epochs' steps (when more than
         1% of the rows were held out) and, for 'exact', average that
-        model with the held-out phase's.
+        model with the held-out phase's. 'auto': the same where the data
+        has rows to hold out; on data that has none at the default
+        ``validation_fraction`` (too few rows, or one row per class) fit
+        without, with a warning, where True raises a ValueError.
     validation_fraction : float, default=0.1
         Share of the rows held out by ``early_stopping``, at most 10,000
         rows, and fewer at many classes with a sampled solver (their
@@ -440,7 +447,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         "alpha": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left"), None],
-        "early_stopping": ["boolean"],
+        "early_stopping": [StrOptions({"auto"}), "boolean"],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "fit_intercept": ["boolean"],
@@ -461,7 +468,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         alpha=0.0,
         max_iter=100,
         tol=1e-3,
-        early_stopping=True,
+        early_stopping="auto",
         validation_fraction=0.1,
         n_iter_no_change=8,
         fit_intercept=True,
@@ -802,21 +809,12 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         train = np.arange(X.shape[0])
         val = None
         if self.early_stopping:
-            n_val = int(np.ceil(self.validation_fraction * X.shape[0]))
-            n_val = min(
-                n_val,
-                MAX_VALIDATION_ROWS,
-                self._held_out_cap(n_classes, X, X.shape[0] - n_val),
-            )
-            self._check_held_out(X.shape[0], n_val)
-            # with a refit on every row (more than REFIT_MIN_SHARE held
-            # out) each class keeps a training row; without, the held-out
-            # phase's model is the one returned, and the held-out rows are
-            # drawn as test rows are
-            refit = not warm and n_val > REFIT_MIN_SHARE * X.shape[0]
-            val, train = self._split(y_enc, n_classes, n_val, refit)
-            if sample_weight[train].sum() <= 0:
-                self._check_held_out(X.shape[0], n_val, trainable=False)
+            try:
+                val, train = self._held_out_split(
+                    X, y_enc, sample_weight, n_classes, warm
+                )
+            except _NoHeldOutRows as exc:
+                self._fit_without_held_out(exc)
         # the training rows are indices into X (the kernels take any index
         # array as an epoch's order): no copy of X
         if val is not None:
@@ -915,20 +913,57 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         b = solver.b
         b[...] = (b.astype(np.float64) + sign * moved).astype(b.dtype)
 
+    def _held_out_split(self, X, y_enc, sample_weight, n_classes, warm):
+        """The held-out and training rows of ``early_stopping``, or
+        ``_NoHeldOutRows`` when the data has none to spare."""
+        n_val = int(np.ceil(self.validation_fraction * X.shape[0]))
+        n_val = min(
+            n_val,
+            MAX_VALIDATION_ROWS,
+            self._held_out_cap(n_classes, X, X.shape[0] - n_val),
+        )
+        self._check_held_out(X.shape[0], n_val)
+        # with a refit on every row (more than REFIT_MIN_SHARE held
+        # out) each class keeps a training row; without, the held-out
+        # phase's model is the one returned, and the held-out rows are
+        # drawn as test rows are
+        refit = not warm and n_val > REFIT_MIN_SHARE * X.shape[0]
+        val, train = self._split(y_enc, n_classes, n_val, refit)
+        if sample_weight[train].sum() <= 0:
+            self._check_held_out(X.shape[0], n_val, trainable=False)
+        return val, train
+
+    def _fit_without_held_out(self, exc):
+        """``early_stopping='auto'`` on data with no rows to hold out:
+        warn and go on without (as LogisticRegression fits such data);
+        ``early_stopping=True``, or a ``validation_fraction`` set by the
+        user, asked for held-out rows that cannot be had: raise."""
+        default = type(self)().validation_fraction
+        if self.early_stopping != "auto" or self.validation_fraction != default:
+            raise ValueError(
+                f"{exc}; change validation_fraction or set "
+                "early_stopping=False."
+            ) from None
+        warnings.warn(
+            f"{exc}: fitting on every row without held-out rows (the "
+            "epochs stop on the training loss, as with "
+            "early_stopping=False).",
+            UserWarning,
+        )
+
     def _check_held_out(self, n_rows, n_val, trainable=True):
-        """ValueError when ``early_stopping``'s n_val held-out rows of
-        n_rows leave no validation or training rows, or (``trainable``
+        """``_NoHeldOutRows`` when ``early_stopping``'s n_val held-out rows
+        of n_rows leave no validation or training rows, or (``trainable``
         false) when the training rows left all have zero weight."""
         if not trainable:
-            raise ValueError(
+            raise _NoHeldOutRows(
                 "The training rows left by early_stopping all have zero"
-                " weight; set early_stopping=False."
+                " weight"
             )
         if n_val < 1 or n_rows - n_val < 2:
-            raise ValueError(
+            raise _NoHeldOutRows(
                 f"validation_fraction={self.validation_fraction} of "
-                f"{n_rows} rows leaves no validation or training rows; "
-                "change it or set early_stopping=False."
+                f"{n_rows} rows leaves no validation or training rows"
             )
 
     def _fit_full_batch(self, X, y, sample_weight, warm):
@@ -950,28 +985,14 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         solver = self._solver
         self._row_shift = None
         self.validation_loss_ = None
+        folds = None
         if self.early_stopping and not warm:
-            n_val = int(np.ceil(self.validation_fraction * n))
-            self._check_held_out(n, n_val)
-            k = max(n_folds(n, self.classes_.shape[0], X,
-                            self.validation_fraction), 1)
-            # random folds, not _held_out_rows': on digits (40 seeds)
-            # ordered folds chose the weaker penalty more often (test
-            # log-loss 0.1116 against 0.1083 in the mean; the user guide)
-            perm = self._rng.permutation(n)
-            folds = []
-            for i in range(k):
-                val = perm[i * n_val:(i + 1) * n_val]
-                if val.shape[0] == 0:
-                    break
-                train = np.concatenate(
-                    [perm[: i * n_val], perm[(i + 1) * n_val:]]
-                )
-                if sample_weight[train].sum() <= 0:
-                    continue
-                folds.append((np.sort(val), np.sort(train)))
-            if not folds:
-                self._check_held_out(n, n_val, trainable=False)
+            try:
+                folds = self._full_batch_folds(X, sample_weight)
+            except _NoHeldOutRows as exc:
+                self._fit_without_held_out(exc)
+        if folds is not None:
+            n_val = folds[0][0].shape[0]
             if self.verbose:
                 print(
                     f"lbfgs: {len(folds)} fold(s) of {n_val} held-out rows"
@@ -1008,6 +1029,29 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             )
         self.eta0_ = float(solver.eta)
         return self
+
+    def _full_batch_folds(self, X, sample_weight):
+        """The held-out folds of the 'lbfgs' penalty path: (held-out,
+        training) row pairs, or ``_NoHeldOutRows``."""
+        n = X.shape[0]
+        n_val = int(np.ceil(self.validation_fraction * n))
+        self._check_held_out(n, n_val)
+        k = max(n_folds(n, self.classes_.shape[0], X,
+                        self.validation_fraction), 1)
+        # random folds, not _held_out_rows' (the user guide)
+        perm = self._rng.permutation(n)
+        folds = []
+        for i in range(k):
+            val = perm[i * n_val:(i + 1) * n_val]
+            if val.shape[0] == 0:
+                break
+            train = np.concatenate([perm[: i * n_val], perm[(i + 1) * n_val:]])
+            if sample_weight[train].sum() <= 0:
+                continue
+            folds.append((np.sort(val), np.sort(train)))
+        if not folds:
+            self._check_held_out(n, n_val, trainable=False)
+        return folds
 
     def _split(self, y, n_classes, n_val, keep_class_rows=True):
         """Held-out and training rows (sorted indices): up to ``n_val``
@@ -1047,10 +1091,9 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 # single-row classes): each class's first row kept instead
                 return self._split(y, n_classes, n_val, True)
         if n_eligible == 0 or val.shape[0] == 0:
-            raise ValueError(
+            raise _NoHeldOutRows(
                 f"early_stopping cannot hold out rows: each of the "
-                f"{n_classes} classes has a single row; set "
-                "early_stopping=False."
+                f"{n_classes} classes has a single row"
             )
         return val, np.flatnonzero(mask)
 

@@ -3,8 +3,10 @@
 The shared parameters have the same name, default and meaning on all nine
 estimators, every constructor is keyword-only, and the renaming changed
 names and defaults only: the old settings, written with the new names,
-give bitwise the models fitted before (``data/params_main.npz``, recorded
-at 507fb7f by ``data/record_params_main.py``).
+give the models fitted before (``data/params_main.npz``, recorded at
+507fb7f by ``data/record_params_main.py``): bit for bit where the fit runs
+only the package's kernels, to a stated tolerance where it runs NumPy's
+SIMD code or BLAS (``MACHINE_DEPENDENT``).
 """
 
 import inspect
@@ -43,10 +45,10 @@ SHARED_DEFAULTS = {
 # "Parameters shared by every estimator" says the same)
 EXCEPTIONS = {
     ("SoftmaxClassifier", "early_stopping"): (
-        True,
-        "the front door's held-out stopping also undoes worse epochs, "
-        "halves the step and refits on every row, at most 10,000 held-out "
-        "rows; the experts' is SGDClassifier's (stop on a stratified split)",
+        "auto",
+        "the front door stops on held-out rows wherever the data has rows "
+        "to hold out, and fits without them (a warning) where it has none; "
+        "the experts' is SGDClassifier's (stop on a stratified split)",
     ),
     ("StochasticBoundClassifier", "alpha"): (
         1e-4,
@@ -215,18 +217,53 @@ def test_every_recorded_case_is_checked(recorded):
     assert cases == set(CASES)
 
 
+# The cases whose fit leaves the package's own kernels: the A&R probit and
+# logistic models with variant='paper' take NumPy's exp and log, which NumPy
+# dispatches to per-CPU SIMD code, and the bound majorization calls BLAS,
+# whose kernels OpenBLAS picks per CPU. Their last bits depend on the
+# machine (measured across AVX-512, AVX2 and SSE NumPy and OpenBLAS
+# SkylakeX, Haswell, Sandybridge and Prescott kernels: at most 4.1e-10 of
+# the largest coefficient, bound_default's ten epochs with M = I / alpha);
+# they are compared to REL_TOL of it, 25 times that, where a changed
+# default (a step, a row order, an epoch) moves them by 1e-3 or more. Every
+# other case runs only the package's kernels, written to give the same
+# bits at every instruction set SKSOFTMAX_CPU_DISPATCH can force (CI runs
+# this file under 'generic'): compared bit for bit.
+MACHINE_DEPENDENT = {
+    "ar_logistic_paper_tol",
+    "ar_probit_paper",
+    "bound_default",
+    "bound_low_rank",
+    "bound_paper",
+    "bound_surrogate_low_rank",
+}
+REL_TOL = 1e-8
+
+
+def test_machine_dependent_cases_are_cases():
+    assert MACHINE_DEPENDENT <= set(CASES)
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_old_settings_give_the_old_model_bitwise(case, recorded):
+def test_old_settings_give_the_old_model(case, recorded):
     name, kwargs = CASES[case]
     X, y = four_class_problem()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         clf = getattr(sksoftmax, name)(random_state=0, n_jobs=1, **kwargs)
         clf.fit(X, y)
+    coef, intercept = recorded[case + "/coef"], recorded[case + "/intercept"]
     assert clf.n_iter_ == int(recorded[case + "/n_iter"])
-    assert clf.coef_.dtype == recorded[case + "/coef"].dtype
-    assert clf.coef_.tobytes() == recorded[case + "/coef"].tobytes()
-    assert clf.intercept_.tobytes() == recorded[case + "/intercept"].tobytes()
+    assert clf.coef_.dtype == coef.dtype
+    if case in MACHINE_DEPENDENT:
+        scale = max(np.abs(coef).max(), np.abs(intercept).max())
+        np.testing.assert_allclose(clf.coef_, coef, rtol=0, atol=REL_TOL * scale)
+        np.testing.assert_allclose(
+            clf.intercept_, intercept, rtol=0, atol=REL_TOL * scale
+        )
+    else:
+        assert clf.coef_.tobytes() == coef.tobytes()
+        assert clf.intercept_.tobytes() == intercept.tobytes()
 
 
 def test_docstrings_state_the_shared_defaults():

@@ -764,3 +764,33 @@ def test_partial_fit_takes_the_forced_step_rule():
     c._exact_step_rule = "constant"
     c.partial_fit(X, y, classes=np.arange(20))
     assert not np.allclose(a.coef_, c.coef_)
+
+
+@pytest.mark.parametrize(
+    "X, y",
+    [
+        # two rows of two classes: a tenth of the rows is no row
+        (np.array([[0.0, 1.0], [1.0, 0.0]]), np.array([0, 1])),
+        # 1,000 classes of one row each: no class can spare a row
+        (
+            sp.random(1000, 50, density=0.1, format="csr", random_state=0),
+            np.arange(1000),
+        ),
+    ],
+    ids=["two_rows", "one_row_per_class"],
+)
+def test_default_fits_data_with_no_rows_to_hold_out(X, y):
+    # with no arguments such data is fitted without held-out rows, as
+    # LogisticRegression fits it, and a warning says so
+    with pytest.warns(UserWarning, match="without held-out rows"):
+        clf = SoftmaxClassifier(random_state=0).fit(X, y)
+    assert clf.validation_loss_ is None
+    proba = clf.predict_proba(X)
+    assert np.all(np.isfinite(proba))
+    # a fitted model: its training log-loss is no worse than the uniform
+    # prior's log K (the fit starts from the class prior, uniform here,
+    # and stops on the training loss)
+    assert clf.log_loss(X, y) < np.log(clf.classes_.shape[0])
+    # asked for explicitly, the impossible raises, naming the way out
+    with pytest.raises(ValueError, match="early_stopping=False"):
+        SoftmaxClassifier(early_stopping=True, random_state=0).fit(X, y)

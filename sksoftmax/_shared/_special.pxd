@@ -186,9 +186,41 @@ cdef extern from *:
     """
     #include <stdint.h>
     #include <string.h>
+    #include <stdlib.h>
     #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
     #define SKS_X86_DISPATCH 1
     #endif
+
+    /* The instruction set every kernel of the package dispatches to, read
+       once per extension module: 0 the baseline (x86-64's SSE2, or any
+       other architecture), 1 AVX2 + FMA, 2 also AVX-512 F, DQ and VL.
+       The environment variable SKSOFTMAX_CPU_DISPATCH caps it: "generic"
+       forces the baseline, "avx2" at most AVX2 (a CPU never gets more
+       than it has), so one machine can run the code paths of another
+       (sksoftmax/__init__.py rejects any other value). */
+    static int sks_cpu_level(void) {
+        static int level = -1;
+        if (level < 0) {
+            int found = 0;
+            const char* cap = getenv("SKSOFTMAX_CPU_DISPATCH");
+    #ifdef SKS_X86_DISPATCH
+            if (__builtin_cpu_supports("avx2")
+                    && __builtin_cpu_supports("fma")) {
+                found = 1;
+                if (__builtin_cpu_supports("avx512f")
+                        && __builtin_cpu_supports("avx512dq")
+                        && __builtin_cpu_supports("avx512vl"))
+                    found = 2;
+            }
+    #endif
+            if (cap != NULL && strcmp(cap, "generic") == 0)
+                found = 0;
+            else if (cap != NULL && strcmp(cap, "avx2") == 0 && found > 1)
+                found = 1;
+            level = found;
+        }
+        return level;
+    }
 
     /* e^x for x <= 0 to within about 1 ulp (measured max relative error
        3.2e-16 on [-708, 0]), branch-free so that loops over it vectorise.
@@ -247,11 +279,7 @@ cdef extern from *:
     static void sks_exp_shifted(const double* s, double* e, Py_ssize_t n,
                                 double m) {
     #ifdef SKS_X86_DISPATCH
-        static int avx2 = -1;
-        if (avx2 < 0)
-            avx2 = __builtin_cpu_supports("avx2")
-                   && __builtin_cpu_supports("fma");
-        if (avx2) {
+        if (sks_cpu_level() >= 1) {
             sks_exp_shifted_avx2(s, e, n, m);
             return;
         }
@@ -481,15 +509,7 @@ cdef extern from *:
     #endif
 
     static int sks_has_avx2(void) {
-    #ifdef SKS_X86_DISPATCH
-        static int avx2 = -1;
-        if (avx2 < 0)
-            avx2 = __builtin_cpu_supports("avx2")
-                   && __builtin_cpu_supports("fma");
-        return avx2;
-    #else
-        return 0;
-    #endif
+        return sks_cpu_level() >= 1;
     }
 
     static void sks_log_sigmoid_row(double t, const double* psi,
@@ -540,6 +560,7 @@ cdef extern from *:
         sks_exp_accumulate_base(v, m, s, n);
     }
     """
+    int sks_cpu_level() noexcept nogil
     double sks_exp_nonpos(double x) noexcept nogil
     void sks_exp_shifted(const double* s, double* e, Py_ssize_t n,
                          double m) noexcept nogil

@@ -447,3 +447,14 @@ def logistic_row_array(double t, psi, Py_ssize_t n_lo, Py_ssize_t n_hi):
         sks_logistic_row(t, &pv[0], &ep[0], &en[0], n, n_lo, n_hi, &lv[0],
                          &rv[0])
     return lc, r
+
+
+def cpu_dispatch():
+    """The instruction set the kernels dispatch to in this process.
+
+    'generic' (x86-64's baseline, or any other architecture), 'avx2' (AVX2
+    and FMA) or 'avx512' (also AVX-512 F, DQ and VL): what the CPU has,
+    capped by the environment variable ``SKSOFTMAX_CPU_DISPATCH``
+    ('generic' or 'avx2'), read once when the first kernel runs.
+    """
+    return ("generic", "avx2", "avx512")[sks_cpu_level()]

@@ -179,16 +179,7 @@ cdef extern from *:
        twice (its gathers are no faster 8 wide: measured) */
     static int sks_rows_avx2(void) {
     #ifdef SKS_ROWS_X86
-        static int level = -1;
-        if (level < 0) {
-            level = __builtin_cpu_supports("avx2")
-                    && __builtin_cpu_supports("fma");
-            if (level && __builtin_cpu_supports("avx512f")
-                    && __builtin_cpu_supports("avx512dq")
-                    && __builtin_cpu_supports("avx512vl"))
-                level = 2;
-        }
-        return level;
+        return sks_cpu_level();
     #else
         return 0;
     #endif
