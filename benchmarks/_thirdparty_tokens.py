@@ -67,7 +67,7 @@ def thirdparty_tokens(packages, n_classes, *, test_size=0.2,
 
     Raises PackageMissing when a package is not installed.
     """
-    from sksoftmax.datasets import _build_python_tokens
+    from sksoftmax.datasets._python_tokens import _build_python_tokens
 
     sources = package_sources(packages)
     threshold = round(1000 * test_size)

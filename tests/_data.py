@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from sksoftmax import datasets
+from sksoftmax.datasets import _fetchers
 
 BIBTEX_FILES = ("bibtex_train.svm.gz", "bibtex_test.svm.gz")
 
@@ -50,7 +51,7 @@ def shared_data_home(data_home, names=BIBTEX_FILES):
     Returns ``data_home``, to pass as the fetchers' ``data_home``; skips
     the test when a file is absent.
     """
-    folder = Path(data_home) / datasets._MULTILABEL_FOLDER
+    folder = Path(data_home) / _fetchers._MULTILABEL_FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     for name in names:
         shutil.copyfile(shared_file(name), folder / name)

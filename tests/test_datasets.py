@@ -13,8 +13,8 @@ from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import gammaln, logsumexp
 from sklearn.utils import murmurhash3_32
 
-from sksoftmax import datasets
 from sksoftmax.datasets import (
+    _python_tokens,
     load_svmlight_first_label,
     load_svmlight_pair,
     make_python_tokens,
@@ -395,7 +395,7 @@ def test_token_words_and_features_by_hand():
         "    s = 'ab' + '" + "b" * 18 + "' + '" + "c" * 19 + "'\n"
         "    y = 2 * 0x1\n"
     )
-    words, indptr, indices = datasets._token_rows(
+    words, indptr, indices = _python_tokens._token_rows(
         source, n_features=2**20, context=3
     )
     twenty = "'" + "b" * 18 + "'"  # the longest string kept verbatim
@@ -420,7 +420,7 @@ def test_token_words_and_features_by_hand():
     )
     for n_features in (2**20, 7, 1):
         for context in (1, 2, 3, 5):
-            words, indptr, indices = datasets._token_rows(
+            words, indptr, indices = _python_tokens._token_rows(
                 source, n_features=n_features, context=context
             )
             for i in range(len(words)):
@@ -482,7 +482,7 @@ def tiny_stdlib(tmp_path, monkeypatch):
 
 
 def test_python_tokens_on_a_tiny_stdlib(tiny_stdlib, tmp_path):
-    sources, is_test = datasets._python_token_split(0.5)
+    sources, is_test = _python_tokens._python_token_split(0.5)
     rels = [rel for rel, _ in sources]
     assert rels == sorted(rels) == sorted(
         ["a.py", "bad.py", "c.py", "d.py", "indent.py", "latin.py"]
@@ -537,7 +537,7 @@ def test_python_tokens_cache(tiny_stdlib, tmp_path, monkeypatch):
     def no_build(*args):
         raise AssertionError("rebuilt although cached")
 
-    monkeypatch.setattr(datasets, "_build_python_tokens", no_build)
+    monkeypatch.setattr(_python_tokens, "_build_python_tokens", no_build)
     assert_same_arrays(first, make_python_tokens(4, return_classes=True, **kw))
     # dtype is not part of the key: the same cache gives float64 values
     X64 = make_python_tokens(4, dtype=np.float64, **kw)[0]
@@ -577,7 +577,7 @@ def test_python_tokens_rejects_bad_parameters(kw, error, tmp_path):
 
 
 def test_stdlib_split():
-    sources, is_test = datasets._python_token_split(0.2)
+    sources, is_test = _python_tokens._python_token_split(0.2)
     rels = [rel for rel, _ in sources]
     assert rels == sorted(set(rels))
     assert "os.py" in rels and "json/__init__.py" in rels

@@ -27,6 +27,7 @@ from numpy.testing import assert_array_equal
 
 from sksoftmax import datasets
 from sksoftmax._fetch import arff_to_svmlight
+from sksoftmax.datasets import _fetchers
 
 FETCHERS = {
     "bibtex": datasets.fetch_bibtex,
@@ -70,14 +71,14 @@ def sha256(path):
 
 def pin(monkeypatch, name, url, folder, **sizes):
     """Point fetch_<name> at url, with the checksums of folder's files."""
-    spec = datasets._MULTILABEL_SETS[name]
+    spec = _fetchers._MULTILABEL_SETS[name]
     spec = spec._replace(
         **sizes,
         train=spec.train._replace(sha256=sha256(folder / spec.train.path)),
         test=spec.test._replace(sha256=sha256(folder / spec.test.path)),
     )
-    monkeypatch.setattr(datasets, "_MULAN_URL", url)
-    monkeypatch.setitem(datasets._MULTILABEL_SETS, name, spec)
+    monkeypatch.setattr(_fetchers, "_MULAN_URL", url)
+    monkeypatch.setitem(_fetchers._MULTILABEL_SETS, name, spec)
     return spec
 
 
@@ -159,7 +160,7 @@ def files_under(folder):
 def bibtex_site(tmp_path_factory):
     """A folder laid out like Mulan's, with ARFFs of the shared Bibtex."""
     site = tmp_path_factory.mktemp("mulan")
-    spec = datasets._MULTILABEL_SETS["bibtex"]
+    spec = _fetchers._MULTILABEL_SETS["bibtex"]
     for remote, name in zip((spec.train, spec.test), ("train", "test")):
         rows = svmlight_rows(shared_file(f"bibtex_{name}.svm.gz"))
         write_mulan_arff(rows, site / remote.path, 1836, 159)
@@ -237,7 +238,7 @@ def test_refuses_a_corrupted_download(
     tmp_path, monkeypatch, serve, bibtex_site
 ):
     pin(monkeypatch, "bibtex", "unused", bibtex_site)
-    spec = datasets._MULTILABEL_SETS["bibtex"]
+    spec = _fetchers._MULTILABEL_SETS["bibtex"]
     bad_site = tmp_path / "bad"
     data = bytearray((bibtex_site / spec.train.path).read_bytes())
     at = data.rindex(b" 1}")  # the last row's last label...
@@ -246,7 +247,7 @@ def test_refuses_a_corrupted_download(
     (bad_site / spec.train.path).write_bytes(bytes(data))
     actual = hashlib.sha256(bytes(data)).hexdigest()
     server = serve(bad_site)
-    monkeypatch.setattr(datasets, "_MULAN_URL", server.url)
+    monkeypatch.setattr(_fetchers, "_MULAN_URL", server.url)
     home = tmp_path / "home"
 
     with pytest.raises(OSError) as info:
@@ -262,9 +263,9 @@ def test_refuses_a_corrupted_download(
 
 def test_offline_error_names_the_url_and_the_place(tmp_path, monkeypatch):
     url = f"http://127.0.0.1:{closed_port()}/"
-    monkeypatch.setattr(datasets, "_MULAN_URL", url)
+    monkeypatch.setattr(_fetchers, "_MULAN_URL", url)
     home = tmp_path / "home"
-    spec = datasets._MULTILABEL_SETS["bibtex"]
+    spec = _fetchers._MULTILABEL_SETS["bibtex"]
     folder = home / "sksoftmax_multilabel"
     with pytest.raises(OSError) as info:
         datasets.fetch_bibtex(data_home=home, n_retries=0)
@@ -289,8 +290,7 @@ def test_offline_error_names_the_url_and_the_place(tmp_path, monkeypatch):
 
 
 def test_no_download_when_told_not_to(tmp_path, monkeypatch):
-    monkeypatch.setattr(
-        datasets, "_MULAN_URL", f"http://127.0.0.1:{closed_port()}/"
+    monkeypatch.setattr(_fetchers, "_MULAN_URL", f"http://127.0.0.1:{closed_port()}/"
     )
     with pytest.raises(OSError, match="download_if_missing` is False"):
         datasets.fetch_bibtex(data_home=tmp_path, download_if_missing=False)
@@ -321,7 +321,7 @@ TINY_TEST = [([2], ["3:1"]), ([0, 1], ["2:1"])]
 
 def tiny_site(site, name):
     """A Mulan-like folder of the tiny set under fetch_<name>'s paths."""
-    spec = datasets._MULTILABEL_SETS[name]
+    spec = _fetchers._MULTILABEL_SETS[name]
     for remote, rows in ((spec.train, TINY_TRAIN), (spec.test, TINY_TEST)):
         # ARFF rows list attributes in increasing order
         rows = [(sorted(labels), tokens) for labels, tokens in rows]
@@ -339,8 +339,7 @@ def assert_tiny(X, y, Xt, yt):
 def test_published_files_placed_by_hand(tmp_path, monkeypatch):
     site = tiny_site(tmp_path / "site", "bibtex")
     spec = pin(monkeypatch, "bibtex", "", site, n_features=4, n_labels=3)
-    monkeypatch.setattr(
-        datasets, "_MULAN_URL", f"http://127.0.0.1:{closed_port()}/"
+    monkeypatch.setattr(_fetchers, "_MULAN_URL", f"http://127.0.0.1:{closed_port()}/"
     )
     home = tmp_path / "home"
     folder = home / "sksoftmax_multilabel"
@@ -376,7 +375,7 @@ def test_a_wrong_file_placed_by_hand(tmp_path, monkeypatch, serve):
 
     # allowed to download, the fetcher replaces it by the published file
     server = serve(site)
-    monkeypatch.setattr(datasets, "_MULAN_URL", server.url)
+    monkeypatch.setattr(_fetchers, "_MULAN_URL", server.url)
     with pytest.warns(UserWarning, match="downloading it again"):
         got = datasets.fetch_bibtex(data_home=home, normalize=False)
     assert_tiny(*got)
@@ -388,7 +387,7 @@ def test_a_wrong_file_placed_by_hand(tmp_path, monkeypatch, serve):
 
 @pytest.mark.parametrize("name", sorted(FETCHERS))
 def test_each_fetcher_reads_its_own_files(name, tmp_path, monkeypatch, serve):
-    spec = datasets._MULTILABEL_SETS[name]
+    spec = _fetchers._MULTILABEL_SETS[name]
     site = tiny_site(tmp_path / "site", name)
     server = serve(site)
     pin(monkeypatch, name, server.url, site, n_features=4, n_labels=3)
@@ -408,16 +407,16 @@ def test_pinned_sources():
         r"^https://raw\.githubusercontent\.com/tsoumakas/mulan/[0-9a-f]{40}/"
         r"data/multi-label/$"
     )
-    assert commit.match(datasets._MULAN_URL)
+    assert commit.match(_fetchers._MULAN_URL)
     names = set()
-    for name, spec in datasets._MULTILABEL_SETS.items():
-        assert set(FETCHERS) == set(datasets._MULTILABEL_SETS)
+    for name, spec in _fetchers._MULTILABEL_SETS.items():
+        assert set(FETCHERS) == set(_fetchers._MULTILABEL_SETS)
         for remote in (spec.train, spec.test):
             assert re.fullmatch(r"[0-9a-f]{64}", remote.sha256)
             assert remote.path.startswith(f"{name}/")
             assert remote.path.endswith("/" + remote.filename)
             names.add(remote.filename)
-    assert len(names) == 2 * len(datasets._MULTILABEL_SETS)
+    assert len(names) == 2 * len(_fetchers._MULTILABEL_SETS)
 
 
 @pytest.mark.parametrize(
