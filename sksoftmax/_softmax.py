@@ -64,6 +64,16 @@ from ._full_batch import (
     density,
     n_folds,
 )
+from ._held_out import (
+    MAX_VALIDATION_ROWS,
+    MIN_VALIDATION_ROWS,
+    VALIDATION_COST_SHARE,
+    NoHeldOutRows,
+    check_n_held_out,
+    random_folds,
+    significantly_worse,
+    split_rows,
+)
 from ._labels import encode_batch
 from ._new_classes import append_classes, grow_rows
 from ._prediction import SoftmaxPredictionMixin
@@ -124,18 +134,6 @@ ETA_NO_PILOT = 1.0
 # up to 250,000 rows; a cost cap, so that the race costs at most 8 m rows)
 PILOT_RACE_ROWS = 4
 
-# Held-out rows (early_stopping): validation_fraction of the rows, at most
-# this many, so that scoring them after each epoch costs at most a tenth of
-# an exact epoch at large n
-MAX_VALIDATION_ROWS = 10_000
-# and at most as many as make their exact scoring (n_classes x (nnz + 1)
-# multiply-adds a row) cost this share of the epoch's multiply-adds
-# (2 x (nnz + 1) per row and class a training row meets: all n_classes for
-# 'exact', where the cap never binds below validation_fraction=0.45, a
-# few hundred for a sampled solver: ``_held_out_cap``), but not fewer than
-# MIN_VALIDATION_ROWS (below, the held-out loss is too noisy to stop on)
-VALIDATION_COST_SHARE = 0.5
-MIN_VALIDATION_ROWS = 100
 # The model is refitted on every row along the kept path when the held-out
 # rows are more than this share of the rows (below, the refit would cost
 # the kept epochs again for at most 1% more rows)
@@ -143,10 +141,6 @@ REFIT_MIN_SHARE = 0.01
 # The refit model's weight in its mean with the held-out phase's model
 # (equal weights: two runs of the same path)
 SOUP_WEIGHT = 0.5
-# An epoch is undone (and the step halved) when its held-out loss is worse
-# than the best epoch's by more than this many standard errors of the
-# paired per-row differences
-SIGNIFICANCE_Z = 2.0
 
 
 def pilot_walk(score):
@@ -178,74 +172,6 @@ def pilot_walk(score):
         if not lowest * (1 - 1e-9) <= new <= highest * (1 + 1e-9):
             return results
         results[new] = score(new)
-
-def _held_out_rows(y, n_classes, n_val, rng, keep_first=False):
-    """The ``n_val`` held-out rows of ``early_stopping`` (sorted indices),
-    and how many rows could be held out.
-
-    Each class gives its rows from its *last* in the order given to its
-    first, and the classes are interleaved by the share of their rows
-    already taken: row i, the j-th from the end of its class's n_k rows,
-    has the key (j + u_i) / e_k, u_i uniform, e_k the class's rows that
-    may be held out (n_k, or n_k - 1 with ``keep_first``), and the rows
-    of the ``n_val`` smallest keys are held out. That is about the same
-    share of every class's eligible rows, as many in expectation as a
-    uniform draw among them takes (rounded at random: a class of one
-    eligible row is held out with that share's probability), and of each
-    class its latest rows, as the last fold of ``StratifiedKFold``
-    without shuffling. On rows in random order it is
-    a stratified random draw; on rows grouped by source or ordered in
-    time the held-out rows are the latest sources, which the earlier ones
-    must predict, as test rows from other sources are (tokens_small: a
-    random draw preferred a step and epochs the test files do not; the
-    user guide).
-
-    With ``keep_first`` the first row of each class is never held out
-    (a refit follows: every class keeps a training row).
-    """
-    n = y.shape[0]
-    counts = np.bincount(y, minlength=n_classes)
-    # the rows sorted by class, stably (a radix sort on 16-bit labels:
-    # 0.08 s at 3.8 million rows, against 0.6 s on int64); the keys are
-    # computed in that order, where a class's rows are one run
-    code = np.uint16 if n_classes <= 1 << 16 else np.uint32
-    by_class = np.argsort(y.astype(code, copy=False), kind="stable")
-    # a class's rows that may be held out: all, or all but its first
-    eligible = np.maximum(counts - 1, 0) if keep_first else counts
-    e_k = np.repeat(eligible, counts).astype(np.float64)
-    ends = np.cumsum(counts)  # one past each class's run
-    from_end = np.repeat(ends - 1, counts) - np.arange(n)
-    # (u_i drawn in the rows' own order)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        key = (from_end + rng.random(n)[by_class]) / e_k
-    n_eligible = int(eligible.sum())
-    if keep_first:
-        firsts = (ends - counts)[counts > 0]
-        key[firsts] = np.inf
-    n_val = min(n_val, n_eligible)
-    if n_val <= 0:
-        return np.empty(0, dtype=np.intp), n_eligible
-    threshold = np.partition(key, n_val - 1)[n_val - 1]
-    picked = np.flatnonzero(key <= threshold)[:n_val]
-    return np.sort(by_class[picked]), n_eligible
-
-
-class _NoHeldOutRows(ValueError):
-    """The data has no rows that ``early_stopping`` could hold out."""
-
-
-def _significantly_worse(losses, best_losses, p):
-    """Whether held-out per-row ``losses`` are worse than ``best_losses``
-    beyond the noise of the held-out rows: the weighted mean of the paired
-    differences exceeds twice its standard error (weights ``p``, summing
-    to one). A small held-out set then does not undo an epoch, nor halve
-    the step, on a fluctuation of a few rows."""
-    diff = losses - best_losses
-    mean = float(diff @ p)
-    var = float(((diff - mean) ** 2) @ p)
-    n_eff = 1.0 / float(p @ p)
-    return mean > SIGNIFICANCE_Z * np.sqrt(var / n_eff)
-
 
 def _available_memory():
     """Bytes of memory the machine has (0 if unknown)."""
@@ -813,7 +739,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 val, train = self._held_out_split(
                     X, y_enc, sample_weight, n_classes, warm
                 )
-            except _NoHeldOutRows as exc:
+            except NoHeldOutRows as exc:
                 self._fit_without_held_out(exc)
         # the training rows are indices into X (the kernels take any index
         # array as an epoch's order): no copy of X
@@ -915,22 +841,24 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
 
     def _held_out_split(self, X, y_enc, sample_weight, n_classes, warm):
         """The held-out and training rows of ``early_stopping``, or
-        ``_NoHeldOutRows`` when the data has none to spare."""
+        ``NoHeldOutRows`` when the data has none to spare."""
         n_val = int(np.ceil(self.validation_fraction * X.shape[0]))
         n_val = min(
             n_val,
             MAX_VALIDATION_ROWS,
             self._held_out_cap(n_classes, X, X.shape[0] - n_val),
         )
-        self._check_held_out(X.shape[0], n_val)
+        check_n_held_out(X.shape[0], n_val, self.validation_fraction)
         # with a refit on every row (more than REFIT_MIN_SHARE held
         # out) each class keeps a training row; without, the held-out
         # phase's model is the one returned, and the held-out rows are
         # drawn as test rows are
         refit = not warm and n_val > REFIT_MIN_SHARE * X.shape[0]
-        val, train = self._split(y_enc, n_classes, n_val, refit)
+        val, train = split_rows(y_enc, n_classes, n_val, self._rng, refit)
         if sample_weight[train].sum() <= 0:
-            self._check_held_out(X.shape[0], n_val, trainable=False)
+            check_n_held_out(
+                X.shape[0], n_val, self.validation_fraction, trainable=False
+            )
         return val, train
 
     def _fit_without_held_out(self, exc):
@@ -950,21 +878,6 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             "early_stopping=False).",
             UserWarning,
         )
-
-    def _check_held_out(self, n_rows, n_val, trainable=True):
-        """``_NoHeldOutRows`` when ``early_stopping``'s n_val held-out rows
-        of n_rows leave no validation or training rows, or (``trainable``
-        false) when the training rows left all have zero weight."""
-        if not trainable:
-            raise _NoHeldOutRows(
-                "The training rows left by early_stopping all have zero"
-                " weight"
-            )
-        if n_val < 1 or n_rows - n_val < 2:
-            raise _NoHeldOutRows(
-                f"validation_fraction={self.validation_fraction} of "
-                f"{n_rows} rows leaves no validation or training rows"
-            )
 
     def _fit_full_batch(self, X, y, sample_weight, warm):
         """``fit`` with solver 'lbfgs': the penalty path on held-out folds
@@ -988,17 +901,24 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         folds = None
         if self.early_stopping and not warm:
             try:
-                folds = self._full_batch_folds(X, sample_weight)
-            except _NoHeldOutRows as exc:
+                folds = random_folds(
+                    n,
+                    n_folds(n, self.classes_.shape[0], X,
+                            self.validation_fraction),
+                    self.validation_fraction,
+                    sample_weight,
+                    self._rng,
+                )
+            except NoHeldOutRows as exc:
                 self._fit_without_held_out(exc)
         if folds is not None:
-            n_val = folds[0][0].shape[0]
+            n_val = int(np.ceil(self.validation_fraction * n))
             if self.verbose:
                 print(
                     f"lbfgs: {len(folds)} fold(s) of {n_val} held-out rows"
                 )
             record = solver.fit_path(
-                X, y, sample_weight, folds, _significantly_worse,
+                X, y, sample_weight, folds, significantly_worse,
                 self.verbose
             )
             self.alpha_ = record["penalty"]
@@ -1029,73 +949,6 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             )
         self.eta0_ = float(solver.eta)
         return self
-
-    def _full_batch_folds(self, X, sample_weight):
-        """The held-out folds of the 'lbfgs' penalty path: (held-out,
-        training) row pairs, or ``_NoHeldOutRows``."""
-        n = X.shape[0]
-        n_val = int(np.ceil(self.validation_fraction * n))
-        self._check_held_out(n, n_val)
-        k = max(n_folds(n, self.classes_.shape[0], X,
-                        self.validation_fraction), 1)
-        # random folds, not _held_out_rows' (the user guide)
-        perm = self._rng.permutation(n)
-        folds = []
-        for i in range(k):
-            val = perm[i * n_val:(i + 1) * n_val]
-            if val.shape[0] == 0:
-                break
-            train = np.concatenate([perm[: i * n_val], perm[(i + 1) * n_val:]])
-            if sample_weight[train].sum() <= 0:
-                continue
-            folds.append((np.sort(val), np.sort(train)))
-        if not folds:
-            self._check_held_out(n, n_val, trainable=False)
-        return folds
-
-    def _split(self, y, n_classes, n_val, keep_class_rows=True):
-        """Held-out and training rows (sorted indices): up to ``n_val``
-        rows, each class's share of its last rows (``_held_out_rows``),
-        none of a class left without a training row.
-
-        With ``keep_class_rows`` (a refit will follow) a class's first
-        row is never held out. Without, every row may be drawn, a class's
-        only row as often as any other, as test rows are drawn; a row
-        then drawn whose class has no training row left goes back to the
-        training rows (all of them going back, the draw is redone keeping
-        each class's first row). A test row's class always has a training
-        row (a class without one is not in ``classes_``, and scoring such
-        a row is an error); a held-out row whose class has none only measures
-        how far that class's score is pushed down, and it ranked models
-        against the test rows (synth_50k_wide, SCENT: the user guide).
-        Drawn this way, a held-out row's class has j >= 1 training rows
-        as often as a test row's (a class of j + 1 rows gives a held-out
-        row j + 1 times as often as a class of one row, and a test row
-        as often as a class of j training rows); never holding out a
-        class's first row draws the rows of classes of j training rows
-        j / (j + 1) as often (synth_100k_zipf, 2.5 rows per class: the
-        held-out loss improved 60 epochs past the test optimum)."""
-        val, n_eligible = _held_out_rows(
-            y, n_classes, n_val, self._rng, keep_first=keep_class_rows
-        )
-        mask = np.ones(y.shape[0], dtype=bool)
-        mask[val] = False
-        if not keep_class_rows and val.shape[0]:
-            trained = np.bincount(y[mask], minlength=n_classes) > 0
-            back = ~trained[y[val]]
-            if back.any():
-                mask[val[back]] = True
-                val = val[~back]
-            if val.shape[0] == 0:
-                # every row drawn went back (a few rows drawn, all of
-                # single-row classes): each class's first row kept instead
-                return self._split(y, n_classes, n_val, True)
-        if n_eligible == 0 or val.shape[0] == 0:
-            raise _NoHeldOutRows(
-                f"early_stopping cannot hold out rows: each of the "
-                f"{n_classes} classes has a single row"
-            )
-        return val, np.flatnonzero(mask)
 
     def _descend(self, X, y, sample_weight, rows, held_out, warm,
                  give_up=None, horizon=None):
@@ -1224,7 +1077,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 monitored = self._end_of_epoch(
                     train_loss, float(rows_loss @ held_out[2]), held_out, seconds
                 )
-                worse = best_rows is not None and _significantly_worse(
+                worse = best_rows is not None and significantly_worse(
                     rows_loss, best_rows, held_out[2]
                 )
             improved = improves(monitored, best, self.tol)
@@ -1235,7 +1088,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             # (own is False only after a restart, which needs held-out
             # rows and a kept epoch: kept_rows is then set)
             if monitored < kept and (
-                own or _significantly_worse(kept_rows, rows_loss, held_out[2])
+                own or significantly_worse(kept_rows, rows_loss, held_out[2])
             ):
                 kept, own = monitored, True
                 if held_out is not None:
@@ -1417,7 +1270,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         if b_path:
             b_rows = self._held_out_losses(held_out)
             b_loss = float(b_rows @ w)
-            won = b_loss < a_loss and _significantly_worse(a_rows, b_rows, w)
+            won = b_loss < a_loss and significantly_worse(a_rows, b_rows, w)
         else:
             b_loss, won = np.nan, False
         if self.verbose:

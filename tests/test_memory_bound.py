@@ -76,13 +76,13 @@ def test_auto_drops_momentum_and_snapshots_when_memory_is_short(
 def test_held_out_rows_cost_at_most_a_share_of_an_epoch(costly, monkeypatch):
     X, y = costly
     sizes = []
-    split = SoftmaxClassifier._split
+    split = _softmax.split_rows
 
-    def spy(self, y_enc, n_classes, n_val, *args):
+    def spy(y_enc, n_classes, n_val, *args):
         sizes.append(n_val)
-        return split(self, y_enc, n_classes, n_val, *args)
+        return split(y_enc, n_classes, n_val, *args)
 
-    monkeypatch.setattr(SoftmaxClassifier, "_split", spy)
+    monkeypatch.setattr(_softmax, "split_rows", spy)
     clf = SoftmaxClassifier(
         random_state=0, max_iter=1, tol=None, validation_fraction=0.5
     ).fit(X, y)

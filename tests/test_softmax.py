@@ -10,7 +10,9 @@ import scipy.sparse as sp
 from scipy.optimize import minimize
 from scipy.special import logsumexp
 
+import sksoftmax._softmax
 from sksoftmax import SoftmaxClassifier
+from sksoftmax._held_out import split_rows
 from sksoftmax.datasets import make_softmax_classification
 from sksoftmax.exceptions import DivergenceError
 
@@ -144,14 +146,14 @@ def test_held_out_rows_leave_every_class_a_training_row():
     y = np.repeat(np.arange(50), [1, 2, 3, 4, 40] * 10)
     clf = SoftmaxClassifier(random_state=0, validation_fraction=0.3)
     clf._rng = np.random.RandomState(0)
-    val, train = clf._split(y, 50, int(np.ceil(0.3 * y.shape[0])))
+    val, train = split_rows(y, 50, int(np.ceil(0.3 * y.shape[0])), clf._rng)
     assert np.intersect1d(val, train).size == 0
     assert np.union1d(val, train).size == y.shape[0]
     assert np.array_equal(np.unique(y[train]), np.arange(50))
     # the rows that can be held out are held out up to the share asked
     assert val.shape[0] == int(np.ceil(0.3 * y.shape[0]))
     with pytest.raises(ValueError, match="single row"):
-        clf._split(np.arange(10), 10, 1)
+        split_rows(np.arange(10), 10, 1, clf._rng)
 
 
 def test_without_a_refit_held_out_rows_are_drawn_as_test_rows(monkeypatch):
@@ -167,7 +169,7 @@ def test_without_a_refit_held_out_rows_are_drawn_as_test_rows(monkeypatch):
     returned = 0
     for seed in range(200):
         clf._rng = np.random.RandomState(seed)
-        val, train = clf._split(y, 50, 25, keep_class_rows=False)
+        val, train = split_rows(y, 50, 25, clf._rng, keep_class_rows=False)
         assert np.intersect1d(val, train).size == 0
         assert np.union1d(val, train).size == y.shape[0]
         assert np.isin(y[val], y[train]).all()
@@ -180,25 +182,24 @@ def test_without_a_refit_held_out_rows_are_drawn_as_test_rows(monkeypatch):
     assert 50 < returned < 150
     assert abs(drawn[~singles].mean() - 10.0) < 0.5
     with pytest.raises(ValueError, match="single row"):
-        clf._split(np.arange(10), 10, 3, keep_class_rows=False)
+        split_rows(np.arange(10), 10, 3, clf._rng, keep_class_rows=False)
     # one row to hold out, drawn from a single-row class: a row of a class
     # with two is held out instead
     two = np.array([0, 1, 1, 2, 3, 4, 5, 6, 7, 8])
     for seed in range(20):
         clf._rng = np.random.RandomState(seed)
-        val, train = clf._split(two, 9, 1, keep_class_rows=False)
+        val, train = split_rows(two, 9, 1, clf._rng, keep_class_rows=False)
         assert val.shape[0] == 1 and two[val[0]] == 1
         assert np.isin(two[val], two[train]).all()
     # fit takes that split when the held-out rows are at most 1% of the
     # rows: 20 of 3,000 here
     calls = []
-    split = SoftmaxClassifier._split
 
-    def spy(self, y, n_classes, n_val, keep_class_rows=True):
+    def spy(y, n_classes, n_val, rng, keep_class_rows=True):
         calls.append(keep_class_rows)
-        return split(self, y, n_classes, n_val, keep_class_rows)
+        return split_rows(y, n_classes, n_val, rng, keep_class_rows)
 
-    monkeypatch.setattr(SoftmaxClassifier, "_split", spy)
+    monkeypatch.setattr(sksoftmax._softmax, "split_rows", spy)
     X, yy = make_softmax_classification(
         n_samples=3000, n_features=30, n_classes=5, random_state=0
     )
@@ -222,7 +223,7 @@ def test_held_out_rows_take_a_uniform_share_of_the_eligible_rows():
     taken = np.zeros(5)
     for seed in range(400):
         clf._rng = np.random.RandomState(seed)
-        val, _ = clf._split(y, 5, 23, keep_class_rows=True)
+        val, _ = split_rows(y, 5, 23, clf._rng, keep_class_rows=True)
         taken += np.bincount(y[val], minlength=5)
     share = 23 / (counts - 1).sum()
     np.testing.assert_allclose(taken / 400, share * (counts - 1), rtol=0.1)
@@ -239,7 +240,9 @@ def test_held_out_rows_are_each_class_latest_rows(keep_class_rows):
     clf = SoftmaxClassifier(random_state=0)
     for seed in range(20):
         clf._rng = np.random.RandomState(seed)
-        val, train = clf._split(y, 5, 22, keep_class_rows=keep_class_rows)
+        val, train = split_rows(
+            y, 5, 22, clf._rng, keep_class_rows=keep_class_rows
+        )
         assert val.shape[0] == 22
         assert np.intersect1d(val, train).size == 0
         assert np.union1d(val, train).size == y.shape[0]
@@ -345,7 +348,7 @@ def test_a_constant_step_solver_starts_again_with_half_the_step(
     beyond the held-out rows' noise (_significantly_worse)."""
     import re
 
-    from sksoftmax._softmax import _significantly_worse
+    from sksoftmax._held_out import significantly_worse as _significantly_worse
 
     X, y, _, _ = problem
     rows = []  # the held-out per-row losses of each scoring, in order
@@ -461,7 +464,8 @@ def test_bad_input_is_named(problem):
 
 
 def test_an_epoch_is_worse_only_beyond_the_held_out_noise():
-    from sksoftmax._softmax import SIGNIFICANCE_Z, _significantly_worse
+    from sksoftmax._held_out import SIGNIFICANCE_Z
+    from sksoftmax._held_out import significantly_worse as _significantly_worse
 
     rng = np.random.RandomState(0)
     best = rng.exponential(size=200)
