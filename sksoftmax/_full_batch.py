@@ -57,7 +57,7 @@ PATH_MAX_STEPS = 26
 # path fits cut digits' evaluations from 1,430 to 616 at 10, but moved
 # the penalty chosen on digits (3: +4.9%) and breast cancer (3: +2.9%):
 # the held-out ranking is as sensitive as that
-# (benchmarks/results/lbfgs_path_tol.md)
+# (lbfgs_path_tol.md (since removed; in git history))
 PATH_TOL_FACTOR = 1.0
 # SoftmaxClassifier's tol is the epoch solvers' relative tolerance on the
 # held-out loss; L-BFGS's gradient tolerance is tol times this: 1e-4 at

@@ -90,7 +90,7 @@ SOLVERS = ("exact", "lbfgs") + tuple(EXPERT_SOLVERS)
 # this many multiply-adds, n_classes x (mean nnz per row + 1): between
 # the largest per-row cost of a benchmark set the exact solver won against
 # SCENT (5.4e5) and the least of one SCENT won (9.7e5), their geometric
-# mean (benchmarks/loo_solver_bound.py; the user guide's
+# mean (loo_solver_bound.py (since removed; in git history); the user guide's
 # leave-one-dataset-out table)
 EXACT_MAX_MADDS = 7.2e5
 # partial_fit (one pass a call) takes it while a row costs at most this
