@@ -267,12 +267,23 @@ def scaling(estimator, sizes, n_samples, n_features, density, epochs, repeats):
     return rows
 
 
-def report(checks):
-    """Print PASS/FAIL per (name, ok, value) target; the exit code."""
+def report(checks, quick=False):
+    """Print PASS/FAIL per (name, ok, value) target; the exit code. With
+    ``quick`` (a smoke run at sizes the targets are not about) the
+    verdicts are printed and the exit code is 0."""
     print()
     for name, ok, value in checks:
         print(f"{'PASS' if ok else 'FAIL'}  {name}: {value}")
+    if quick:
+        print("(--quick: sizes far below the targets'; verdicts not enforced)")
+        return 0
     return 0 if all(ok for _, ok, _ in checks) else 1
+
+
+QUICK_HELP = (
+    "a smoke run at tiny sizes, as CI runs every script: the code paths "
+    "of a full run, figures that mean nothing, nothing written to results/"
+)
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--child"]:

@@ -2120,7 +2120,20 @@ def parse_args(argv=None):
         help="with --leave-one-out, a cost knob: choose the cheapest value "
         "(mean cpu_s) whose excess stays within FRACTION on every set",
     )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="CI's smoke run: every method on digits, a grid of one step "
+        "and one penalty, two epochs, to a temporary folder",
+    )
     args = p.parse_args(argv)
+    if args.quick:
+        import tempfile
+
+        args.sets, args.max_epochs = ["digits"], 2
+        args.eta_factors, args.alphas = [1.0], [0.0]
+        args.lr_Cs, args.torch_epochs = [1.0], 2
+        args.out_dir = Path(tempfile.mkdtemp(prefix="defaults_quick_"))
     unknown = [s for s in args.sets if s not in REGISTRY]
     if unknown:
         p.error(f"unknown sets {unknown}; choose from {list(REGISTRY)}")

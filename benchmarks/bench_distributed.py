@@ -51,7 +51,7 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from _harness import fit_verbose
+from _harness import QUICK_HELP, fit_verbose
 
 from sksoftmax import SoftmaxClassifier
 from sksoftmax.datasets import make_softmax_classification
@@ -133,7 +133,12 @@ def main(argv=None):
     parser.add_argument("--runs", default="single," + ",".join(RUNS))
     parser.add_argument("--out", default=None,
                         help="write the table to results/distributed_OUT.md")
+    parser.add_argument("--quick", action="store_true", help=QUICK_HELP)
     args = parser.parse_args(argv)
+    if args.quick:
+        args.data, args.out = "synthetic", None
+        args.n_samples, args.n_features, args.n_classes = 4000, 200, 200
+        args.epochs, args.mixing_epochs = 2, 1
     runs = args.runs.split(",")
 
     from distributed import Client, LocalCluster

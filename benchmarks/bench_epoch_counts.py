@@ -401,9 +401,20 @@ def main(argv=None):
                         help="read the runs of the same spec already in "
                         "--workdir instead of repeating them")
     parser.add_argument("--out", default=None, help="append the tables here")
+    parser.add_argument(
+        "--quick", action="store_true",
+        help="CI's smoke run: this checkout (built in place), the front "
+        "door's exact solver on tiny data, this interpreter",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--make-data", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.quick:
+        here = str(HERE.parent.parent)
+        args.trees = args.trees or [f"this={here}"]
+        args.estimators = ["SoftmaxClassifier"]
+        args.n_samples, args.n_features, args.n_classes = 2_000, 500, 100
+        args.repeats, args.warmup, args.python = 1, 1, sys.executable
     if args.child:
         return child(json.loads(args.child))
     if args.make_data:

@@ -1708,9 +1708,11 @@ def report(key, out):
 # ----------------------------------------------------------------- main
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--datasets", nargs="+", choices=DATASETS, default=DATASETS)
+    p.add_argument("--datasets", nargs="+", choices=DATASETS, default=None,
+                   help="default: all; with --quick, zipf20k")
     p.add_argument("--methods", nargs="+", choices=METHODS, default=METHODS)
-    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--epochs", type=int, default=None,
+                   help="default 10; with --quick, 1")
     p.add_argument(
         "--eta0-grid",
         nargs="*",
@@ -1810,13 +1812,30 @@ def parse_args(argv=None):
         type=int,
         help="train on the first rows only, K unchanged (for timing)",
     )
-    p.add_argument("--quick", action="store_true", help="smoke-test sizes")
+    p.add_argument(
+        "--quick", action="store_true",
+        help="smoke-test sizes (CI runs it: one data set, one epoch, the "
+        "output to a temporary folder unless --out is given)",
+    )
     p.add_argument(
         "--report", action="store_true", help="only read the JSON, report"
     )
-    p.add_argument("--out", type=Path, default=RESULTS)
+    p.add_argument("--out", type=Path, default=None,
+                   help="default results/ (with --quick, a temporary folder)")
     p.add_argument("--child", help=argparse.SUPPRESS)
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.datasets is None:
+        args.datasets = ["zipf20k"] if args.quick else list(DATASETS)
+    if args.epochs is None:
+        args.epochs = 1 if args.quick else 10
+    if args.out is None:
+        if args.quick:
+            import tempfile
+
+            args.out = Path(tempfile.mkdtemp(prefix="large_k_quick_"))
+        else:
+            args.out = RESULTS
+    return args
 
 
 def main(argv=None):

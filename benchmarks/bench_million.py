@@ -24,6 +24,7 @@ Usage (about 40 minutes on 2 cores; needs about 11 GB free)::
 
     nice -n 10 python benchmarks/bench_million.py
     python benchmarks/bench_million.py --n-classes 100000   # a rehearsal
+    python benchmarks/bench_million.py --quick   # CI's smoke run
 """
 
 import argparse
@@ -35,7 +36,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _harness import _peak_rss_bytes, _reset_peak_rss
+from _harness import QUICK_HELP, _peak_rss_bytes, _reset_peak_rss
 
 import sksoftmax
 from sksoftmax import SoftmaxClassifier
@@ -115,7 +116,14 @@ def main():
     parser.add_argument("--memory-gib", type=float, default=None,
                         help="a rehearsal at fewer classes: the memory "
                         "SoftmaxClassifier believes the machine has")
+    parser.add_argument("--quick", action="store_true", help=QUICK_HELP)
     args = parser.parse_args()
+    if args.quick:
+        import tempfile
+
+        args.n_classes, args.n_features, args.test_rows = 2000, 256, 200
+        args.max_iter, args.batch_rows = 2, 2000
+        args.out = os.path.join(tempfile.mkdtemp(), "million_quick.md")
     if args.memory_gib:
         from sksoftmax import _softmax
 

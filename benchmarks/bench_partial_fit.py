@@ -30,6 +30,9 @@ Usage::
     python benchmarks/bench_partial_fit.py --first-call
     python benchmarks/bench_partial_fit.py --first-call --floor
 
+``--quick`` runs both parts (the floor included) at tiny sizes, as CI
+does, and enforces no target.
+
 ``--floor`` adds what the 100,000-class call cannot avoid, measured apart:
 the first write to W's 0.8 GB (the OS zeroes each page it backs) and one
 SCENT pass over the same rows with W already backed (a later call of a
@@ -145,8 +148,8 @@ def scent_pass_seconds(n_classes):
     return float(np.median(seconds))
 
 
-def main_first_call():
-    warm = np.ones(3 * 2**30 // 8)
+def main_first_call(quick=False):
+    warm = np.ones((2**20 if quick else 3 * 2**30) // 8)
     del warm
     rows = [(k, *first_call(k)) for k in FIRST_CALL_CLASSES]
     print(f"{'classes':>10}{'solver_':>9}{'CPU s':>9}{'peak MB':>9}")
@@ -177,13 +180,29 @@ def main_first_call():
                 ratio <= 2.0,
                 f"{ratio:.2f}x",
             )
-        ]
+        ],
+        quick,
     )
 
 
+def shrink_for_quick():
+    """--quick: the same runs at tiny sizes (CI's smoke run)."""
+    global CLASSES, BATCHES, WARM_UP, TIMED, FIRST_CALL_ROWS
+    global FIRST_CALL_CLASSES
+    CLASSES, BATCHES, WARM_UP, TIMED = [100, 300], (100,), 2, 3
+    FIRST_CALL_ROWS, FIRST_CALL_CLASSES = 500, [100, 300]
+
+
 def main():
+    quick = "--quick" in sys.argv[1:]
+    if quick:
+        shrink_for_quick()
+        if "--first-call" not in sys.argv[1:]:
+            # (CI's smoke run covers both parts, the floor included)
+            sys.argv += ["--floor"]
+            main_first_call(quick)
     if "--first-call" in sys.argv[1:]:
-        return main_first_call()
+        return main_first_call(quick)
     checks = []
     print(
         f"{'estimator':<24}{'rows':>6}" + "".join(f"{k:>12,}" for k in CLASSES)
@@ -205,7 +224,7 @@ def main():
                 )
             )
     print("(median CPU seconds per call over 50 calls; shared machine)")
-    return report(checks)
+    return report(checks, quick)
 
 
 if __name__ == "__main__":

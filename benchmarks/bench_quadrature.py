@@ -31,7 +31,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from _harness import report
+from _harness import QUICK_HELP, report
 
 from sksoftmax import (
     ARLogisticClassifier,
@@ -69,12 +69,13 @@ def fitted(Est, X, y):
         return Est(max_iter=2, tol=None, random_state=0).fit(X, y)
 
 
-def issue35(repeats, reference_rows):
+def issue35(repeats, reference_rows, quick=False):
     """Part 1: the three models' predict_proba at 1 and 2 threads."""
+    n, k = (400, 50) if quick else (4000, 1000)
     X, y = make_softmax_classification(
-        4000, 200, 1000, density=0.05, random_state=0
+        n, 200, k, density=0.05, random_state=0
     )
-    X_fit, y_fit, X_eval = X[:2000], y[:2000], X[2000:]
+    X_fit, y_fit, X_eval = X[: n // 2], y[: n // 2], X[n // 2:]
     print(
         f"issue 35: predict_proba on {X_eval.shape[0]:,} rows x "
         f"{np.unique(y).size:,} classes, wall s (CPU s), best of {repeats}"
@@ -135,7 +136,7 @@ def issue35(repeats, reference_rows):
     return checks
 
 
-def issue15(repeats):
+def issue15(repeats, quick=False):
     """Part 2: logistic predict_proba at most 5x probit's (CPU s)."""
     checks = []
     print(
@@ -143,7 +144,8 @@ def issue15(repeats):
         + "".join(f"{name:>10}" for name in ESTIMATORS)
         + f"{'logistic/probit':>17}"
     )
-    for n, d, k in [(3000, 20, 50), (10000, 50, 200)]:
+    sizes = [(300, 20, 10)] if quick else [(3000, 20, 50), (10000, 50, 200)]
+    for n, d, k in sizes:
         rng = np.random.RandomState(0)
         X = rng.randn(n, d)
         y = rng.randint(0, k, n)
@@ -181,11 +183,14 @@ def main(argv=None):
         "and 25 ms per row at 1,000 classes)",
     )
     parser.add_argument("--skip-issue15", action="store_true")
+    parser.add_argument("--quick", action="store_true", help=QUICK_HELP)
     args = parser.parse_args(argv)
-    checks = issue35(args.repeats, args.reference_rows)
+    if args.quick:
+        args.repeats, args.reference_rows = 1, 20
+    checks = issue35(args.repeats, args.reference_rows, args.quick)
     if not args.skip_issue15:
-        checks += issue15(args.repeats)
-    return report(checks)
+        checks += issue15(args.repeats, args.quick)
+    return report(checks, args.quick)
 
 
 if __name__ == "__main__":

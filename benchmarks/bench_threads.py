@@ -41,6 +41,7 @@ import tracemalloc
 import warnings
 
 import numpy as np
+from _harness import QUICK_HELP
 from scipy.special import logsumexp
 
 import sksoftmax
@@ -67,20 +68,22 @@ ESTIMATORS = {
 TEN_EPOCHS = ("umax", "implicit")
 
 
-def load(name, test_rows):
-    if name == "tokens":
+def load(name, test_rows, quick=False):
+    if name == "tokens" and not quick:
         X, y, Xt, yt = make_python_tokens()
     else:
+        # (--quick: the Zipfian set at 1/100 of its rows and classes)
+        scale = 100 if quick else 1
         X, y = make_softmax_classification(
-            n_samples=500_000,
+            n_samples=500_000 // scale,
             n_features=1_000,
-            n_classes=100_000,
+            n_classes=100_000 // scale,
             density=7e-3,
             class_exponent=0.5,
             dtype=np.float32,
             random_state=0,
         )
-        cut = 400_000
+        cut = 400_000 // scale
         X, y, Xt, yt = X[:cut], y[:cut], X[cut:], y[cut:]
     # test rows whose label the training rows have (log_loss needs them)
     known = np.isin(yt, np.unique(y))
@@ -282,7 +285,11 @@ def main(argv=None):
         "twice that with the reference's)",
     )
     parser.add_argument("--other-epochs", type=int, default=2)
+    parser.add_argument("--quick", action="store_true", help=QUICK_HELP)
     args = parser.parse_args(argv)
+    if args.quick:
+        args.datasets, args.other_epochs = ["zipf100k"], 1
+        args.test_rows, args.proba_rows = 500, 200
     do_train = args.train or not args.eval
     do_eval = args.eval or not args.train
     say(
@@ -292,7 +299,7 @@ def main(argv=None):
     for name in args.datasets:
         rows = args.test_rows or (80_000 if name == "tokens" else 20_000)
         proba_rows = args.proba_rows or (20_000 if name == "tokens" else 2_000)
-        X, y, Xt_all, yt_all, Xt, yt = load(name, rows)
+        X, y, Xt_all, yt_all, Xt, yt = load(name, rows, args.quick)
         say(
             f"\n== {name}: {X.shape[0]:,} x {X.shape[1]:,} training rows, "
             f"{np.unique(y).size:,} classes; test log-loss on {Xt.shape[0]:,}"
@@ -305,6 +312,8 @@ def main(argv=None):
             )
             for est_name in args.estimators:
                 epochs = 10 if est_name in TEN_EPOCHS else args.other_epochs
+                if args.quick:
+                    epochs = 1
                 res = {}
                 for n_jobs in (1, -1):
                     res[n_jobs] = train(est_name, X, y, Xt, yt, epochs, n_jobs)

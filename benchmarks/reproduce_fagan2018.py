@@ -50,7 +50,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from _harness import EPOCH_LINE, load_bibtex, report
+from _harness import EPOCH_LINE, QUICK_HELP, load_bibtex, report
 from sklearn.exceptions import ConvergenceWarning
 
 import sksoftmax
@@ -91,7 +91,7 @@ METHODS = {
 }
 
 
-def fit_curve(clf, X, y, checkpoints=CHECKPOINTS):
+def fit_curve(clf, X, y, checkpoints=None):
     """Fit for clf.max_iter epochs, in ``checkpoints`` warm-started chunks.
 
     A warm start on the same rows keeps W, the per-row u, the random
@@ -100,6 +100,7 @@ def fit_curve(clf, X, y, checkpoints=CHECKPOINTS):
     outside the timed kernel epochs. Returns (epochs, log-losses, kernel
     seconds per epoch), or None if the run overflowed.
     """
+    checkpoints = checkpoints or CHECKPOINTS
     per_chunk = clf.max_iter // checkpoints
     clf.set_params(max_iter=per_chunk, warm_start=True, verbose=1)
     epochs, losses, seconds = [], [], []
@@ -159,6 +160,18 @@ def md_table(header, rows):
     return "\n".join(lines)
 
 
+def shrink_for_quick(args):
+    """--quick: two epochs and two rates, the output to a temporary
+    folder (CI's smoke run)."""
+    import tempfile
+
+    global EPOCHS, CHECKPOINTS, GRID, RAMAN_GRID
+    EPOCHS, CHECKPOINTS = 2, 2
+    GRID = RAMAN_GRID = np.array([0.1, 1.0])
+    COMMON["max_iter"] = EPOCHS
+    args.out = tempfile.mkdtemp(prefix="fagan2018_quick_")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -166,7 +179,10 @@ def main():
     )
     parser.add_argument("--name", help="dataset name for the output files")
     parser.add_argument("--out", default=str(RESULTS))
+    parser.add_argument("--quick", action="store_true", help=QUICK_HELP)
     args = parser.parse_args()
+    if args.quick:
+        shrink_for_quick(args)
     if len(args.files) not in (0, 2):
         parser.error("give both a train and a test file, or none (Bibtex)")
     start_all = time.perf_counter()
@@ -396,7 +412,7 @@ def main():
     checks.append(
         ("whole script under 10 minutes", elapsed < 600, f"{elapsed:.0f} s")
     )
-    return report(checks)
+    return report(checks, args.quick)
 
 
 def plot(name, outdir, curves, by_eta, forms):

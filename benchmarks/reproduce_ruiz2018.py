@@ -41,7 +41,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from _harness import fit_verbose, load_bibtex, report
+from _harness import QUICK_HELP, fit_verbose, load_bibtex, report
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
@@ -279,13 +279,16 @@ def main():
     parser.add_argument("--synthetic-seconds", type=float, default=290.0)
     parser.add_argument("--skip-bibtex", action="store_true")
     parser.add_argument("--skip-synthetic", action="store_true")
+    parser.add_argument("--quick", action="store_true", help=QUICK_HELP)
     args = parser.parse_args()
+    if args.quick:
+        args.epochs, args.synthetic_seconds = 2, 4.0
     checks = []
     if not args.skip_bibtex:
         bibtex(args.epochs, checks)
     if not args.skip_synthetic:
         synthetic(args.synthetic_seconds, checks)
-    return report(checks)
+    return report(checks, args.quick)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ Usage (from benchmarks/)::
     python sweep_default.py solver_param:momentum 0.1,1.0 --solver scent \\
         --sets bibtex,docstrings --seeds 3 \\
         --out results/sweep_scent_momentum.jsonl
+    python sweep_default.py --quick   # CI's smoke run
 """
 
 import argparse
@@ -94,16 +95,32 @@ def run(name, setting, value, seeds, data, solver="auto"):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("setting")
-    parser.add_argument("values", help="comma-separated (JSON) values")
+    parser.add_argument("setting", nargs="?")
+    parser.add_argument(
+        "values", nargs="?", help="comma-separated (JSON) values"
+    )
     parser.add_argument(
         "--solver", default="auto",
         help="SoftmaxClassifier's solver (default 'auto')",
     )
-    parser.add_argument("--sets", required=True)
+    parser.add_argument("--sets")
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--out", required=True)
+    parser.add_argument("--out")
+    parser.add_argument(
+        "--quick", action="store_true",
+        help="CI's smoke run: n_iter_no_change 2,8 on digits and "
+        "digits_raw, one seed, to a temporary file, then its "
+        "leave-one-dataset-out table",
+    )
     args = parser.parse_args()
+    if args.quick:
+        import tempfile
+
+        args.setting, args.values = "n_iter_no_change", "2,8"
+        args.sets, args.seeds = "digits,digits_raw", 1
+        args.out = tempfile.mkstemp(suffix=".jsonl")[1]
+    if not (args.setting and args.values and args.sets and args.out):
+        parser.error("give a setting, its values, --sets and --out")
     values = [_parse(v) for v in args.values.split(",")]
     with open(args.out, "a") as out:
         for name in args.sets.split(","):
@@ -120,6 +137,8 @@ def main():
                     flush=True,
                 )
                 out.write(json.dumps(r) + "\n")
+    if args.quick:
+        bd.leave_one_out(args.out)
 
 
 if __name__ == "__main__":
