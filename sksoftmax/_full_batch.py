@@ -50,15 +50,6 @@ PATH_START = 1.0
 PATH_RATIO = np.sqrt(10.0)
 PATH_PATIENCE = 2
 PATH_MAX_STEPS = 26
-# the path's fits stop at PATH_TOL_FACTOR times the gradient tolerance
-# (the final fit on every row at the tolerance itself). Chosen
-# leave-one-dataset-out among 1, 3, 10, 30, 100 (largest within 0.5% of
-# 1's test log-loss): 1 on every set left out but breast cancer. Looser
-# path fits cut digits' evaluations from 1,430 to 616 at 10, but moved
-# the penalty chosen on digits (3: +4.9%) and breast cancer (3: +2.9%):
-# the held-out ranking is as sensitive as that
-# (lbfgs_path_tol.md (since removed; in git history))
-PATH_TOL_FACTOR = 1.0
 # SoftmaxClassifier's tol is the epoch solvers' relative tolerance on the
 # held-out loss; L-BFGS's gradient tolerance is tol times this: 1e-4 at
 # tol's default 1e-3, the tolerance the path above was measured at (and
@@ -313,13 +304,13 @@ class FullBatchSolver(ExactSolver):
         self.tol = tol
         self.max_iter = max_iter
 
-    def _fit(self, X, y, w, pen, W, b, tol_factor=1.0):
+    def _fit(self, X, y, w, pen, W, b):
         n_classes = self.b.shape[0]
         w = w / w.sum()
         return lbfgs_fit(
             X, y, w, n_classes, pen, W, b,
             fit_intercept=self.fit_intercept,
-            tol=self.tol * tol_factor, max_iter=self.max_iter,
+            tol=self.tol, max_iter=self.max_iter,
         )
 
     def _start(self):
@@ -388,8 +379,7 @@ class FullBatchSolver(ExactSolver):
                 losses = []
                 for i, (Xt, yt, wt, Xv, yv, wv) in enumerate(parts):
                     W, b, _, _ = self._fit(
-                        Xt, yt, wt, pen, *_extrapolate(starts[i], before[i]),
-                        tol_factor=PATH_TOL_FACTOR)
+                        Xt, yt, wt, pen, *_extrapolate(starts[i], before[i]))
                     # (the first fit's start is no solution of the path)
                     before[i] = starts[i] if step else None
                     starts[i] = (W, b)

@@ -112,26 +112,17 @@ def check_n_held_out(n_rows, n_val, validation_fraction, trainable=True):
 
 def split_rows(y, n_classes, n_val, rng, keep_class_rows=True):
     """Held-out and training rows (sorted indices): up to ``n_val``
-    rows, each class's share of its last rows (``held_out_rows``),
-    none of a class left without a training row.
+    rows, each class's share of its last rows (``held_out_rows``), none
+    of a class left without a training row.
 
-    With ``keep_class_rows`` (a refit will follow) a class's first
-    row is never held out. Without, every row may be drawn, a class's
-    only row as often as any other, as test rows are drawn; a row
-    then drawn whose class has no training row left goes back to the
-    training rows (all of them going back, the draw is redone keeping
-    each class's first row). A test row's class always has a training
-    row (a class without one is not in ``classes_``, and scoring such
-    a row is an error); a held-out row whose class has none only measures
-    how far that class's score is pushed down, and it ranked models
-    against the test rows (synth_50k_wide, SCENT: the user guide).
-    Drawn this way, a held-out row's class has j >= 1 training rows
-    as often as a test row's (a class of j + 1 rows gives a held-out
-    row j + 1 times as often as a class of one row, and a test row
-    as often as a class of j training rows); never holding out a
-    class's first row draws the rows of classes of j training rows
-    j / (j + 1) as often (synth_100k_zipf, 2.5 rows per class: the
-    held-out loss improved 60 epochs past the test optimum)."""
+    With ``keep_class_rows`` (a refit will follow) a class's first row is
+    never held out. Without, every row may be drawn, as test rows are
+    drawn, and a drawn row whose class would have no training row left
+    goes back to the training rows (all going back: the draw is redone
+    keeping each class's first row). Why a held-out row's class must have
+    a training row, and why the draw is then as a test row's: the user
+    guide (held-out rows).
+    """
     val, n_eligible = held_out_rows(
         y, n_classes, n_val, rng, keep_first=keep_class_rows
     )

@@ -154,23 +154,13 @@ class AutoStepMixin:
         """min(1, horizon factor): what the pilot's best trial is multiplied
         by.
 
-        The pilot's stages end at an eighth of the rows, at most 131,072
-        (two passes: about 2 * 131,072 / K visits per class), and at many
-        rows per class a whole epoch runs far longer than that; the noise
-        of a constant step, which grows with it, then costs more than the
-        trials show. On the 10,000-class tokens task (397 rows per class)
-        U-max's last stage kept 3.3e-4, ahead of 1.1e-4 by 1.5% held-out
-        (5%, 3.7% at the stages before: the margin shrinks with the
-        rows), while ten epochs on all rows gave 2.592 at 3.3e-4, 2.438 at
-        1.9e-4, 2.434 at 1e-4 and 2.471 at 5.5e-5; Implicit SGD's stages
-        kept 2.5e-3 (2.561) where 1e-3 gave 2.468. The horizon factor
-        sqrt(50 / 397) = 0.35 moves both to those best steps. It is one-
-        sided: below 50 rows per class a class's row moves too few times
-        for the noise to dominate, the trials' ranking already holds the
-        bias that small steps pay (on the Zipfian sets with 4.3 rows per
-        class the whole fit wanted the pilot's step or a larger one, and
-        a step 3x smaller cost U-max 10% there), and the stages only walk
-        down.
+        The pilot's trials run over a fraction of an epoch; at many rows per
+        class a whole epoch moves each class far more often than they did,
+        and the noise of a constant step grows with it, so the trials'
+        winner is scaled down by sqrt(50 / rows per class). The factor is
+        one-sided (never above 1): below 50 rows per class the trials'
+        ranking already holds what small steps cost. The measurements that
+        set it are in ``doc/design.md`` (the expert pilot).
         """
         return min(1.0, self._horizon_factor())
 
