@@ -161,7 +161,7 @@ def one_pass_quadratic_models(X, y, alpha, curvature, seed=0):
     (``'hessian'``, not a bound). It measures how close any one-pass
     method that summarises each row by one quadratic can come.
     """
-    from sksoftmax._bound_fast import softmax_row_bound
+    from sksoftmax._bound_math import softmax_row_bound
 
     n, D = X.shape
     K = int(y.max()) + 1

@@ -20,11 +20,13 @@ from sklearn.preprocessing import StandardScaler
 
 from sksoftmax import DivergenceError, StochasticBoundClassifier
 from sksoftmax._bound_fast import (
-    partition_bound,
     sbm_full_epoch32,
     sbm_full_epoch64,
     sbm_lowrank_epoch32,
     sbm_lowrank_epoch64,
+)
+from sksoftmax._bound_math import (
+    partition_bound,
     softmax_row_bound,
     woodbury_solve_py,
 )
