@@ -29,6 +29,7 @@ The rule and the measurements behind it are in the user guide
 (``doc/user_guide/softmax_classifier.rst``) and ``doc/design.md``.
 """
 
+import inspect
 import time
 import warnings
 from numbers import Integral, Real
@@ -866,7 +867,9 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         warn and go on without (as LogisticRegression fits such data);
         ``early_stopping=True``, or a ``validation_fraction`` set by the
         user, asked for held-out rows that cannot be had: raise."""
-        default = type(self)().validation_fraction
+        default = inspect.signature(type(self)).parameters[
+            "validation_fraction"
+        ].default
         if self.early_stopping != "auto" or self.validation_fraction != default:
             raise ValueError(
                 f"{exc}; change validation_fraction or set "

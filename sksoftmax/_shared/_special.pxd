@@ -508,14 +508,10 @@ cdef extern from *:
     }
     #endif
 
-    static int sks_has_avx2(void) {
-        return sks_cpu_level() >= 1;
-    }
-
     static void sks_log_sigmoid_row(double t, const double* psi,
                                     double* lc, Py_ssize_t n) {
     #ifdef SKS_X86_DISPATCH
-        if (sks_has_avx2()) {
+        if (sks_cpu_level() >= 1) {
             sks_log_sigmoid_avx2(t, psi, lc, n);
             return;
         }
@@ -528,7 +524,7 @@ cdef extern from *:
     static void sks_log_ndtr_row(double t, const double* psi, double* lc,
                                  Py_ssize_t n, const double* table) {
     #ifdef SKS_X86_DISPATCH
-        if (sks_has_avx2()) {
+        if (sks_cpu_level() >= 1) {
             sks_log_ndtr_avx2(t, psi, lc, n, table);
             return;
         }
@@ -541,7 +537,7 @@ cdef extern from *:
                                       double* lc, Py_ssize_t n) {
         double e_t = exp(t), e_mt = exp(-t);
     #ifdef SKS_X86_DISPATCH
-        if (sks_has_avx2()) {
+        if (sks_cpu_level() >= 1) {
             sks_log_sigmoid_e_avx2(t, e_t, e_mt, psi, ep, en, lc, n);
             return;
         }
@@ -552,7 +548,7 @@ cdef extern from *:
     static void sks_exp_accumulate(const double* v, const double* m,
                                    double* s, Py_ssize_t n) {
     #ifdef SKS_X86_DISPATCH
-        if (sks_has_avx2()) {
+        if (sks_cpu_level() >= 1) {
             sks_exp_accumulate_avx2(v, m, s, n);
             return;
         }

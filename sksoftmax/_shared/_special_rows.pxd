@@ -174,16 +174,9 @@ cdef extern from *:
     SKS_ROW_LOOP_AVX2(sks_normal_rfar, SKS_NORMAL_RFAR_BODY)
     #endif
 
-    /* 0: baseline, 1: AVX2 + FMA, 2: also AVX-512 (F, DQ, VL): the
-       loops without a table are compiled three times, the table pass
+    /* by sks_cpu_level (0: baseline, 1: AVX2 + FMA, 2: also AVX-512):
+       the loops without a table are compiled three times, the table pass
        twice (its gathers are no faster 8 wide: measured) */
-    static int sks_rows_avx2(void) {
-    #ifdef SKS_ROWS_X86
-        return sks_cpu_level();
-    #else
-        return 0;
-    #endif
-    }
 
     #ifdef SKS_ROWS_X86
     #define SKS_DISPATCH(NAME, ...) \
@@ -206,7 +199,7 @@ cdef extern from *:
     static void sks_normal_row(double t, const double* psi, Py_ssize_t n,
                                Py_ssize_t n_neg, Py_ssize_t n_far,
                                const double* table, double* lc, double* r) {
-        int avx2 = sks_rows_avx2();
+        int avx2 = sks_cpu_level();
         int mode = r == NULL ? SKS_SG_SIGNED : SKS_SG_DIRECT;
         (void)avx2;
         if (n_far > 0) {
@@ -299,7 +292,7 @@ cdef extern from *:
                                  const double* ep, const double* en,
                                  Py_ssize_t n, Py_ssize_t n_lo,
                                  Py_ssize_t n_hi, double* lc, double* r) {
-        int avx2 = sks_rows_avx2();
+        int avx2 = sks_cpu_level();
         double e_t = exp(t), e_mt = exp(-t);
         (void)avx2;
         SKS_DISPATCH(sks_logistic_neg, t, e_t, e_mt, psi, ep, en, lc, r,
@@ -331,7 +324,7 @@ cdef extern from *:
     #endif
     static void sks_axpy(double c, const double* r, double* acc,
                          Py_ssize_t n) {
-        int avx2 = sks_rows_avx2();
+        int avx2 = sks_cpu_level();
         (void)avx2;
         SKS_DISPATCH(sks_axpy, c, r, acc, n);
     }
