@@ -36,7 +36,7 @@ _SCHEDULES = {
 _AUTO_BATCH, _AUTO_BATCH_FRACTION, _AUTO_SAMPLED = 488, 0.1, 20
 # eta0='auto' under 'kucukelbir' for probit and logistic: rho_0 = move /
 # mean(||x||_1 + 1), the move two noise standard deviations (1 and
-# pi / sqrt(3)); measured with the natural local step (see eta0)
+# pi / sqrt(3)); chosen with the natural local step (see eta0)
 _ADAPTIVE_SCORE_MOVE = {"normal": 2.0, "logistic": 2.0 * np.pi / np.sqrt(3)}
 # softplus^-1(1): q starts with unit scale
 _GAMMA0 = float(np.log(np.expm1(1.0)))
@@ -67,7 +67,8 @@ _COMMON_PARAMS_DOC = """
         logistic: 'paper', the gradient step of Sec. 4 on (mu, gamma),
         unstable at many classes; 'natural' (a departure from the paper),
         a stochastic natural-gradient step on q's precision and mean, the
-        default because it is stable and much better (:ref:`ar_variant`).
+        default because it stays stable at many classes
+        (:ref:`ar_variant`).
         The softmax's local step (Alg. 1) is already a natural-gradient
         step: both values give it.
     eta0 : float or 'auto', default='auto'
@@ -77,8 +78,7 @@ _COMMON_PARAMS_DOC = """
         per class; under 'kucukelbir' 1 for the softmax and
         ``2 s / (mean ||x_i||_1 + 1)`` for probit and logistic, s the
         noise's standard deviation; ``1 / c`` for the other schedules, c
-        the mean of ``||x_i||^2 + 1``. Derivations and measurements:
-        :ref:`ar_eta0`.
+        the mean of ``||x_i||^2 + 1``. Derivations: :ref:`ar_eta0`.
     learning_rate : {'auto', 'adagrad', 'kucukelbir', 'exponential', \
             'constant', 'invscaling'}, default='auto'
         'auto': 'adagrad' for the softmax, 'kucukelbir' (the paper's) for
@@ -558,10 +558,9 @@ class ARSoftmaxClassifier(_BaseAugmentReduce):
     Notes
     -----
     'adagrad' and not the paper's 'kucukelbir' is the default: at many
-    classes a coordinate is touched rarely, the paper's decayed state
-    turns its steps into sign steps, and 'kucukelbir' ended the first
-    epochs above the class prior at 94,004 classes (measurements:
-    :ref:`ar_learning_rate`).
+    classes a coordinate is touched rarely, and the paper's decayed state
+    turns its steps into sign steps that no longer follow the gradient
+    (:ref:`ar_learning_rate`).
 
     eta_n is stored as log eta_n (float64, one per training row), so that it
     cannot overflow. A row seen for the first time (the first epoch of

@@ -241,7 +241,7 @@ class StochasticBoundClassifier(SolverEstimatorMixin, BaseSoftmaxClassifier):
     are loose (by up to the number of entries of the vector they replace),
     so with the default update the low-rank fit moves little; like the
     paper's low-rank runs, use ``variant='paper'`` with a tuned ``eta0``
-    (a few tens over n_samples on digits and Bibtex).
+    (``variant='auto'`` does at low rank, see eta0).
 
     Parameters
     ----------
@@ -249,9 +249,9 @@ class StochasticBoundClassifier(SolverEstimatorMixin, BaseSoftmaxClassifier):
         None: full rank, the dense M (Alg. 2). k: the low-rank form above.
         'auto': full rank when its cost, estimated before anything is
         allocated, is within 1 GiB (M and its per-epoch temporaries, 24 d^2
-        bytes) and about a minute per epoch (n K d^2 at 0.15 ns, measured
-        on 2-core machines; n the rows of the ``fit`` or of the first
-        ``partial_fit`` call); otherwise rank 10. An explicit
+        bytes) and about a minute per epoch (from n K d^2, n the rows of
+        the ``fit`` or of the first ``partial_fit`` call); otherwise rank
+        10. An explicit
         ``rank=None`` beyond that budget raises a ValueError with the
         estimate. The rank used is ``rank_``.
     n_directions : int, default=1
@@ -319,9 +319,7 @@ class StochasticBoundClassifier(SolverEstimatorMixin, BaseSoftmaxClassifier):
         every core, as in scikit-learn; OpenMP limits (``OMP_NUM_THREADS``,
         threadpoolctl) are respected. Predictions do not depend on it.
         Training runs on one thread: its cost is the dense curvature
-        algebra, which runs on one BLAS thread because OpenBLAS's threads
-        made the small rank-r updates of a step ten times slower
-        (doc/design.md).
+        algebra of small rank-r updates, kept on one BLAS thread.
 
     allow_new_classes : bool, default=False
         Let ``partial_fit`` add classes it has not seen (in ``y`` or
@@ -379,7 +377,7 @@ class StochasticBoundClassifier(SolverEstimatorMixin, BaseSoftmaxClassifier):
     Feature scaling matters: the bound's curvature grows with the row
     norms, and so does the gap of one pass to the optimum. Prefer
     scalings that keep row norms moderate (MaxAbsScaler, Normalizer;
-    measurements: :ref:`bound_feature_scaling`).
+    see :ref:`bound_feature_scaling`).
 
     Size: full rank costs 24 d^2 bytes and O(K d^2) per row, so it suits
     d = K (D + 1) up to a few thousand; ``rank='auto'`` keeps it within

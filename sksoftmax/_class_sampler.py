@@ -63,8 +63,8 @@ class ClassSamplerMixin:
         the counts by at most a factor 2 in total weight costs only some
         variance. Rebuilding on doubling makes a stream of b-row batches
         pay O(K) about log2(n / b) times instead of on every call (at
-        100,000 classes and 100-row batches the rebuild was most of
-        Implicit SGD's per-call time: 2 ms of 4).
+        many classes and small batches a rebuild per call would be most
+        of a call's time).
         """
         if self.sampler == "uniform":
             return None

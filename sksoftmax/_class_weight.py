@@ -6,7 +6,7 @@ counts ``class_count_`` that the frequency samplers draw from, the 'auto'
 steps, the held-out scores) sees only the product, so a fit with
 ``class_weight`` is the fit with ``sample_weight`` times the weight of
 each row's class, bit for bit. Why the stochastic gradients stay unbiased
-for the weighted objective: doc/design.md, "Class weights".
+for the weighted objective: doc/user_guide/choosing.rst, "Background".
 """
 
 import numpy as np

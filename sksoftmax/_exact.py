@@ -382,7 +382,7 @@ class ExactSolver:
         into : dict, default=None
             A snapshot no longer needed, whose arrays are overwritten
             instead of allocating new ones (a fresh array of W's size costs
-            its page faults: 0.3 s for 524 MB here).
+            its page faults).
 
         Returns
         -------

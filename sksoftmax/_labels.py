@@ -32,8 +32,7 @@ def _check_targets(y):
 
     A 1-D integer ndarray is always 'binary' or 'multiclass', which the
     check accepts: it is passed without the check's two passes of
-    ``np.unique`` over the labels (0.36 s on tokens_small's 3.8 million
-    labels).
+    ``np.unique`` over the labels, noticeable on millions of labels.
     """
     if isinstance(y, np.ndarray) and y.ndim == 1 and y.dtype.kind in "iu":
         return
@@ -52,7 +51,7 @@ def _encode_labels(y):
 
     Non-negative integer labels no larger than a few times the number of
     rows (class codes, token ids) are counted instead of sorted: O(n + max
-    label) against O(n log n), 0.6 s less on 3.4 million rows.
+    label) against O(n log n).
     """
     y = np.asarray(y)
     n = y.shape[0]
@@ -67,8 +66,8 @@ def _encode_labels(y):
 
 def _sorted_distinct(a):
     """``np.unique(a)`` of a 1-D array; integer and boolean arrays by a
-    sort and a mask of the changes (numpy 2.4's ``np.unique`` hashes them
-    first: 35 ms against 1.3 ms for 100,000 distinct integers)."""
+    sort and a mask of the changes (recent NumPy's ``np.unique`` hashes
+    them first, much slower on many distinct integers)."""
     if a.dtype.kind not in "iub" or a.shape[0] == 0:
         return np.unique(a)
     s = np.sort(a)
@@ -83,8 +82,8 @@ def _check_partial_fit_first_call(clf, classes):
 
     Same rules and messages as
     ``sklearn.utils.multiclass._check_partial_fit_first_call``, whose
-    ``unique_labels`` runs a Python generator over the labels (0.13 s per
-    call at 100,000 classes); numeric and string labels go through
+    ``unique_labels`` runs a Python generator over the labels (slow at
+    many classes); numeric and string labels go through
     ``np.unique`` instead, other labels (object arrays) through
     scikit-learn's function, which also rejects mixed types.
     Returns True on the call that sets ``classes_``.

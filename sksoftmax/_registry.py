@@ -110,8 +110,8 @@ ESTIMATORS = (
         model="softmax",
         classes="10^2 - 10^5",
         features="sparse, any D",
-        cost="O(nnz) per row (m = 1) plus a scalar Newton solve (3.8 "
-        "evaluations on Bibtex)",
+        cost="O(nnz) per row (m = 1) plus a scalar Newton solve (a few "
+        "evaluations)",
         memory="one u per row",
         quality="exact softmax; robust to the step size",
     ),

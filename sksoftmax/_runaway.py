@@ -35,9 +35,9 @@ class RunawayCheckMixin:
         and total weight), when its step differs (a ``set_params`` of
         eta0 or learning_rate between calls), or when the total of epochs
         crossed a power of two in this call: like ``partial_fit``'s
-        calls 1, 2, 4, 8, ..., O(log epochs) checks over a loop, where
-        one per call cost a third of a one-epoch U-max fit at 2,000
-        classes (benchmarks/results/epoch_counts.md).
+        calls 1, 2, 4, 8, ..., O(log epochs) checks over a loop instead
+        of one per call, which would cost a sizeable share of a
+        one-epoch fit at thousands of classes.
         """
         key = (
             self.eta0_,
@@ -64,10 +64,9 @@ class RunawayCheckMixin:
         for a sparse row, its nonzeros' columns of W gathered for all
         classes, each of which costs a whole cache line per class when W
         is stored class by class, (n_classes, n_features) C-contiguous
-        (``_evaluation.gather_columns``): at 100,000 classes x 1,000
-        features and 4.4 nonzeros a row, the 31 rows that counting by
-        nonzeros allowed spent 0.17 s of the front door's first 20,000-row
-        ``partial_fit`` (cProfile); the 16 rows counted this way, 0.084 s.
+        (``_evaluation.gather_columns``), so counting nonzeros alone
+        would let the check cost much more than the budget says at many
+        classes.
         """
         n_classes = self.classes_.shape[0]
         n_features = X.shape[1]

@@ -213,9 +213,9 @@ class SCENTClassifier(SolverEstimatorMixin, BaseSoftmaxClassifier):
         in how ``nu_i`` moves: 'scent' by Lemma 5.26's closed-form mirror
         step, 'sox' by the same with a relative step (SOX's moving
         average), 'sgd' by a plain coordinate step; 'bsgd' is the text's
-        BSGD comparator, without ``nu``. 'sox' is the default: 'scent'
-        diverged at many classes where 'sox' did not
-        (:ref:`scent_variant`).
+        BSGD comparator, without ``nu``. 'sox' is the default: its
+        relative step keeps ``nu`` moving as the classes separate, where
+        'scent''s step stalls (:ref:`scent_variant`).
     alpha_nu : float, default=1.0
         SCENT's alpha, SOX's gamma or SGD's step for ``nu`` (constant;
         not used by 'bsgd').
@@ -234,7 +234,7 @@ class SCENTClassifier(SolverEstimatorMixin, BaseSoftmaxClassifier):
         proxy of the objective; 'uniform': ``batch_size`` classes drawn
         uniformly from all K, unbiased; 'in_batch_weighted': the in-batch
         negatives weighted by their inverse label frequencies, unbiased
-        at the in-batch cost (no draws). Estimators and measurements:
+        at the in-batch cost (no draws). The estimators:
         :ref:`scent_negatives`.
     eta0 : float or 'auto', default='auto'
         Initial learning rate of W (eta_t). 'auto' takes
@@ -242,7 +242,7 @@ class SCENTClassifier(SolverEstimatorMixin, BaseSoftmaxClassifier):
         the mean of ``||x_i||^2 + 1`` and r = n / K the rows per class (at
         least 1): a row's own scores move by about one per step, less where
         a class's weights take many steps per epoch. The value used is
-        ``eta0_``; derivation and measurements: :ref:`scent_eta0`.
+        ``eta0_``; derivation: :ref:`scent_eta0`.
     learning_rate : {'exponential', 'constant', 'invscaling'}, \
             default='exponential'
         'exponential': ``eta0 * decay**epoch`` (in ``partial_fit`` one call
@@ -507,10 +507,11 @@ class SCENTClassifier(SolverEstimatorMixin, BaseSoftmaxClassifier):
         O(n_features), but adds a read of V to every score (batch_size *
         n_batch_classes * nnz random reads per step, against the dense
         step's n_batch_classes * n_features sequential ones) and a pass
-        over the class every few dozen of its steps. Measured: at
-        n_features / (batch_size * nnz) = 85 (65,536 features, 6 nonzeros)
-        lazy was 2.4x faster; at 7.8 (18,793 classes, 10,000 features, 10
-        nonzeros) 1.3x slower. It is used from a ratio of 32 on.
+        over the class every few dozen of its steps, so it pays only when
+        the minibatch's rows use a small share of the columns: it is used
+        from n_features / (batch_size * nnz) = 32 on (the threshold
+        between the ratios where it was faster and slower on benchmark
+        sets).
         """
         if dataset.is_dense or dataset.n_samples == 0:
             return False

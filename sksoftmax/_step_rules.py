@@ -141,10 +141,10 @@ class AutoStepMixin:
         scales as 1 / sqrt(T) (the optimisation error ~ 1 / (eta T) against
         the noise ~ eta sigma^2). A step that is right at
         ROWS_PER_CLASS_REF rows per class is therefore sqrt(50 / r) times
-        the right one at r. 50 is measured with SCENT (the rows per class
-        at which its 2 B / c was the best of a grid: Bibtex, 31; the
-        Zipfian sets, 4.3, wanted larger steps and the tokens task, 397,
-        smaller ones; see SCENTClassifier's eta0).
+        the right one at r. 50 is empirical: the rows per class at which
+        SCENT's 2 B / c was the best of a grid on benchmark sets, sets
+        with fewer rows per class wanting larger steps and sets with more
+        smaller ones (see SCENTClassifier's eta0).
         """
         n_rows = max(self._row_norm_stats[2], 1.0)
         per_class = max(n_rows / self.classes_.shape[0], 1.0)
@@ -159,8 +159,8 @@ class AutoStepMixin:
         and the noise of a constant step grows with it, so the trials'
         winner is scaled down by sqrt(50 / rows per class). The factor is
         one-sided (never above 1): below 50 rows per class the trials'
-        ranking already holds what small steps cost. The measurements that
-        set it are in ``doc/design.md`` (the expert pilot).
+        ranking already holds what small steps cost
+        (doc/user_guide/umax_implicit.rst, the pilot).
         """
         return min(1.0, self._horizon_factor())
 
