@@ -26,7 +26,7 @@ constants tuned on benchmark sets:
   included).
 
 The rule and the measurements behind it are in the user guide
-(``doc/user_guide/softmax_classifier.rst``) and ``doc/design.md``.
+(``doc/user_guide/softmax_classifier.rst``).
 """
 
 import inspect
@@ -453,7 +453,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         n_classes exponentials per row, and gives each row's full
         information; the sampled solvers cost a few classes per row but
         need many more epochs and, at equal epochs, end further from the
-        optimum (measured in doc/design.md, "SoftmaxClassifier"). The
+        optimum (benchmarks/results/large_k_*.md). The
         exact solver is taken while a row costs at most EXACT_MAX_MADDS
         multiply-adds (``streaming``: STREAM_EXACT_MAX_MADDS) and its
         weights plus one snapshot fit in EXACT_MAX_MEMORY_SHARE of the
