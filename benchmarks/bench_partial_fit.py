@@ -29,9 +29,16 @@ Usage::
     python benchmarks/bench_partial_fit.py
     python benchmarks/bench_partial_fit.py --first-call
     python benchmarks/bench_partial_fit.py --first-call --floor
+    python benchmarks/bench_partial_fit.py --expert-calls
 
 ``--quick`` runs both parts (the floor included) at tiny sizes, as CI
 does, and enforces no target.
+
+``--expert-calls`` times 20,000-row calls of U-max and SCENT at 10,000 and
+100,000 classes (issue 60, item 4): calls 2 to 9 after a first call, which
+include the calls the runaway check scores (2, 4 and 8); the target is
+the largest and the median of those calls at 100,000 classes within 1.5x
+of the same call at 10,000.
 
 ``--floor`` adds what the 100,000-class call cannot avoid, measured apart:
 the first write to W's 0.8 GB (the OS zeroes each page it backs) and one
@@ -46,7 +53,11 @@ import warnings
 import numpy as np
 from _harness import report
 
-from sksoftmax import ImplicitSGDClassifier, UMaxSoftmaxClassifier
+from sksoftmax import (
+    ImplicitSGDClassifier,
+    SCENTClassifier,
+    UMaxSoftmaxClassifier,
+)
 from sksoftmax.datasets import make_softmax_classification
 
 CLASSES = [1_000, 10_000, 100_000]
@@ -185,12 +196,66 @@ def main_first_call(quick=False):
     )
 
 
+EXPERT_ROWS, EXPERT_CLASSES, EXPERT_CALLS = 20_000, [10_000, 100_000], 8
+EXPERTS = {
+    "UMaxSoftmaxClassifier": UMaxSoftmaxClassifier,
+    "SCENTClassifier": SCENTClassifier,
+}
+
+
+def expert_call_seconds(Est, n_classes):
+    """CPU seconds of calls 2 .. EXPERT_CALLS + 1 of EXPERT_ROWS rows each."""
+    n = EXPERT_ROWS * (EXPERT_CALLS + 1)
+    X, y = stream_rows(n, n_classes)
+    clf = Est(random_state=0)
+    seconds = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf.partial_fit(
+            X[:EXPERT_ROWS], y[:EXPERT_ROWS], classes=np.arange(n_classes)
+        )
+        for call in range(1, EXPERT_CALLS + 1):
+            rows = slice(call * EXPERT_ROWS, (call + 1) * EXPERT_ROWS)
+            t = time.process_time()
+            clf.partial_fit(X[rows], y[rows])
+            seconds.append(time.process_time() - t)
+    return np.array(seconds)
+
+
+def main_expert_calls(quick=False):
+    checks = []
+    print(
+        f"calls 2..{EXPERT_CALLS + 1} of {EXPERT_ROWS:,} rows (CPU ms; the "
+        "runaway check scores calls 2, 4 and 8)"
+    )
+    for name, Est in EXPERTS.items():
+        runs = {k: expert_call_seconds(Est, k) for k in EXPERT_CLASSES}
+        for k, sec in runs.items():
+            print(
+                f"{name:<24}{k:>9,}  "
+                + " ".join(f"{1e3 * s:7.1f}" for s in sec)
+            )
+        low, high = (runs[k] for k in EXPERT_CLASSES)
+        for what, f in (("largest", np.max), ("median", np.median)):
+            ratio = float(f(high) / f(low))
+            checks.append(
+                (
+                    f"{name}: the {what} call at {EXPERT_CLASSES[-1]:,} "
+                    f"classes within 1.5x of {EXPERT_CLASSES[0]:,}",
+                    ratio <= 1.5,
+                    f"{ratio:.2f}x",
+                )
+            )
+    return report(checks, quick)
+
+
 def shrink_for_quick():
     """--quick: the same runs at tiny sizes (CI's smoke run)."""
     global CLASSES, BATCHES, WARM_UP, TIMED, FIRST_CALL_ROWS
-    global FIRST_CALL_CLASSES
+    global FIRST_CALL_CLASSES, EXPERT_ROWS, EXPERT_CLASSES, EXPERT_CALLS
     CLASSES, BATCHES, WARM_UP, TIMED = [100, 300], (100,), 2, 3
     FIRST_CALL_ROWS, FIRST_CALL_CLASSES = 500, [100, 300]
+    EXPERT_ROWS, EXPERT_CLASSES, EXPERT_CALLS = 500, [100, 300], 3
 
 
 def main():
@@ -198,11 +263,14 @@ def main():
     if quick:
         shrink_for_quick()
         if "--first-call" not in sys.argv[1:]:
-            # (CI's smoke run covers both parts, the floor included)
+            # (CI's smoke run covers every part, the floor included)
             sys.argv += ["--floor"]
             main_first_call(quick)
+            main_expert_calls(quick)
     if "--first-call" in sys.argv[1:]:
         return main_first_call(quick)
+    if "--expert-calls" in sys.argv[1:]:
+        return main_expert_calls(quick)
     checks = []
     print(
         f"{'estimator':<24}{'rows':>6}" + "".join(f"{k:>12,}" for k in CLASSES)

@@ -37,15 +37,18 @@ ALLOW_NEW_CLASSES_CONSTRAINT = {"allow_new_classes": ["boolean"]}
 _MIN_CAPACITY = 8
 
 
-def grow_rows(array, n_rows, fill=0):
+def grow_rows(array, n_rows, fill=0, capacity=0):
     """``array`` grown to ``n_rows`` rows (leading axis), the new rows set
     to ``fill``.
 
     ``array`` is the first rows of its base buffer when an earlier growth
     made it so: the buffer is then reused while it has room (only the new
     rows are written). Otherwise a buffer of max(n_rows, 2 x current rows)
-    rows is allocated and the current rows copied once. Returns the view of
-    the first ``n_rows`` rows (C-contiguous).
+    rows is allocated and the current rows copied once; ``capacity``: at
+    least this many rows (an array that will grow to a known size, e.g.
+    one row per class: a zero-filled buffer's spare rows cost no memory
+    until written, and no later growth copies). Returns the view of the
+    first ``n_rows`` rows (C-contiguous).
     """
     n_old = array.shape[0]
     if n_rows < n_old:
@@ -63,7 +66,7 @@ def grow_rows(array, n_rows, fill=0):
         and buf.__array_interface__["data"][0]
         == array.__array_interface__["data"][0]
     ):
-        capacity = max(n_rows, 2 * n_old, _MIN_CAPACITY)
+        capacity = max(n_rows, 2 * n_old, _MIN_CAPACITY, capacity)
         # calloc'ed for a zero fill (the new rows are then zero already,
         # their pages zeroed when first written), else written; the spare
         # rows are mapped when first used

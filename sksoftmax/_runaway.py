@@ -24,6 +24,8 @@ class RunawayCheckMixin:
     RUNAWAY_ROWS = 256
     RUNAWAY_TERMS = 2**24
     _proba_cost = 1
+    # Floor of the rows scored
+    RUNAWAY_MIN_ROWS = 16
 
     def _runaway_due(self, warm, epochs_before, X, sample_weight):
         """Whether the ``fit`` call that just ran its epochs is checked.
@@ -79,7 +81,59 @@ class RunawayCheckMixin:
             read = n_features
         per_row = n_classes * self._proba_cost * (1 + read)
         budget = int(self.RUNAWAY_TERMS // per_row)
-        return int(min(self.RUNAWAY_ROWS, max(16, budget)))
+        return int(min(self.RUNAWAY_ROWS, max(self.RUNAWAY_MIN_ROWS, budget)))
+
+    def _runaway_n_classes(self, X):
+        """Classes the check scores each row against: all of them while
+        RUNAWAY_MIN_ROWS rows over every class stay within RUNAWAY_TERMS;
+        beyond, a uniform sample that keeps them within it (the softmax
+        link only: the sampled estimate of its normaliser,
+        ``_sampled_log_loss``). The check then costs O(1) in the number
+        of classes rather than O(K) per checked call."""
+        n_classes = self.classes_.shape[0]
+        if not self._softmax_link():
+            return n_classes
+        read = X.shape[1]
+        if sp.issparse(X):
+            # a sampled class's row of W is gathered whole, then the
+            # rows' nonzeros are read from the gathered block
+            read = X.shape[1] + X.nnz / max(X.shape[0], 1)
+        per_class = self.RUNAWAY_MIN_ROWS * (1 + read)
+        if n_classes * per_class <= self.RUNAWAY_TERMS:
+            return n_classes
+        return int(max(2, min(n_classes, self.RUNAWAY_TERMS // per_class)))
+
+    def _sampled_log_loss(self, X, y_enc, sample_weight, n_sampled, seed=0):
+        """An estimate of the mean log-loss of rows X over ``n_sampled``
+        uniformly drawn classes: each row's normaliser
+        e^{s_y} + sum_{k != y} e^{s_k} with the sum estimated by
+        (K - 1) / m' times its sum over the drawn classes other than y
+        (m' of them), an unbiased estimate of the sum (Horvitz-Thompson,
+        draws without replacement). The draw is seeded: the same rows
+        and model give the same estimate."""
+        n_classes = self.classes_.shape[0]
+        drawn = np.random.default_rng(seed).choice(
+            n_classes, size=n_sampled, replace=False
+        )
+        coef = np.asarray(self.coef_)
+        b = np.asarray(self.intercept_, dtype=np.float64)
+        W = coef[drawn].astype(np.float64)
+        scores = np.asarray(X @ W.T, dtype=np.float64) + b[drawn]
+        own = coef[y_enc].astype(np.float64)
+        if sp.issparse(X):
+            s_y = np.asarray(X.multiply(own).sum(axis=1)).ravel()
+        else:
+            s_y = np.einsum("ij,ij->i", X, own)
+        s_y = s_y + b[y_enc]
+        others = drawn[None, :] != y_enc[:, None]
+        m = others.sum(axis=1)
+        scores = np.where(others, scores, -np.inf)
+        top = np.maximum(scores.max(axis=1), s_y)
+        rest = np.exp(scores - top[:, None]).sum(axis=1)
+        rest = rest * (n_classes - 1) / np.maximum(m, 1)
+        log_z = top + np.log(np.exp(s_y - top) + rest)
+        nll = log_z - s_y
+        return float(nll @ sample_weight / sample_weight.sum())
 
     def _warn_if_runaway(self, X, y_enc, sample_weight):
         """ConvergenceWarning if the model just fitted is far worse than the
@@ -97,7 +151,9 @@ class RunawayCheckMixin:
         model's exceeds the prior's by more than the prior's own value plus
         one nat (twice the prior plus one): a wide margin, which a model
         that learned anything is far below, and which the runaway fits
-        above were far above.
+        above were far above. At many classes the model's log-loss is
+        estimated over a uniform sample of the classes
+        (``_runaway_n_classes``, ``_sampled_log_loss``).
         Cost: one exact evaluation of at most 256 rows, on the columns
         those rows use, per checked call: ``partial_fit`` checks its calls
         1, 2, 4, 8, ... only (counted by ``_n_epochs``), and a warm-started
@@ -111,10 +167,15 @@ class RunawayCheckMixin:
             rows = rows[np.linspace(0, rows.size - 1, n_rows).astype(np.intp)]
         w = sample_weight[rows]
         y_rows = y_enc[rows]
+        n_sampled = self._runaway_n_classes(X)
         with np.errstate(all="ignore"):
-            # the prediction path's exact log-loss (a blocked kernel at the
-            # softmax link): no (rows, K) array, no copy of W's columns
-            model = self._log_loss(X[rows], y_rows, w)
+            if n_sampled < self.classes_.shape[0]:
+                model = self._sampled_log_loss(X[rows], y_rows, w, n_sampled)
+            else:
+                # the prediction path's exact log-loss (a blocked kernel
+                # at the softmax link): no (rows, K) array, no copy of W's
+                # columns
+                model = self._log_loss(X[rows], y_rows, w)
         if not np.isfinite(model):
             model = np.inf
         prior = float(-np.log(self._prior_frequencies()[y_rows]) @ w / w.sum())

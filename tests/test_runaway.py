@@ -192,3 +192,71 @@ def test_runaway_step_set_between_warm_fits_warns(data):
         est.fit(X, y)
     assert est._n_epochs == 5
     assert len(_runaway_warnings(record)) == 1
+
+
+def _many_class_model(n_classes=300, scale=1.0):
+    """A U-max model of many classes with weights set by hand (its exact
+    log-loss is the reference of the sampled estimate)."""
+    import scipy.sparse as sp
+
+    rng = np.random.RandomState(0)
+    X = sp.random(200, 40, density=0.2, format="csr", random_state=rng)
+    y = rng.randint(0, n_classes, size=200)
+    est = UMaxSoftmaxClassifier(max_iter=1, tol=None, random_state=0)
+    est.partial_fit(X, y, classes=np.arange(n_classes))
+    est.coef_[...] = scale * rng.randn(*est.coef_.shape)
+    est.intercept_[...] = rng.randn(n_classes)
+    return est, X, y
+
+
+def test_the_sampled_log_loss_over_every_class_is_the_exact_one():
+    est, X, y = _many_class_model()
+    w = np.linspace(0.5, 2.0, y.size)
+    exact = est._log_loss(X, y, w)
+    assert np.isclose(
+        est._sampled_log_loss(X, y, w, est.classes_.size), exact, rtol=1e-10
+    )
+
+
+def test_the_sampled_normaliser_is_unbiased():
+    """Over draws of m of K classes, the mean of the estimated normaliser
+    of each row is its exact value (Horvitz-Thompson), and the estimated
+    log-loss (a log of it) is at most the exact one on average (Jensen),
+    close to it here."""
+    est, X, y = _many_class_model()
+    w = np.ones(y.size)
+    exact = est._log_loss(X, y, w)
+    estimates = [
+        est._sampled_log_loss(X, y, w, 60, seed=s) for s in range(300)
+    ]
+    assert np.mean(estimates) <= exact + 1e-9
+    assert abs(np.mean(estimates) - exact) < 0.05 * exact
+    # one row, its normaliser: exp of its log-loss plus its own score
+    row, k = X[:1], y[:1]
+    s = np.asarray(row @ est.coef_.T).ravel() + est.intercept_
+    z = np.exp(s).sum()
+    z_hat = [
+        np.exp(est._sampled_log_loss(row, k, np.ones(1), 60, seed=t) + s[k[0]])
+        for t in range(4000)
+    ]
+    assert abs(np.mean(z_hat) / z - 1) < 0.05
+
+
+def test_a_runaway_model_at_many_classes_warns_on_sampled_classes():
+    """When the exact check over every class would exceed RUNAWAY_TERMS,
+    the check scores sampled classes; a runaway model (huge weights) still
+    warns, a model near the prior does not."""
+    est, X, y = _many_class_model(scale=1e4)
+    est.RUNAWAY_TERMS = 16 * 41 * 50  # about 50 classes' worth
+    assert est._runaway_n_classes(X) < est.classes_.size
+    w = np.ones(y.size)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        est._warn_if_runaway(X, y, w)
+    assert len(_runaway_warnings(record)) == 1
+    est.coef_[...] = 0.0
+    est.intercept_[...] = np.log(est._prior_frequencies())
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        est._warn_if_runaway(X, y, w)
+    assert not _runaway_warnings(record)
