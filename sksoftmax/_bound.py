@@ -44,11 +44,10 @@ def _gib(n_bytes):
 # re-weighting, and one epoch over the rows of the call
 FULL_RANK_MAX_BYTES = 2**30
 FULL_RANK_MAX_SECONDS = 60.0
-# Seconds per unit of work, measured with the package's kernels on the
-# 2-core machines of its CI (one BLAS thread): the full rank's row costs
-# K d^2 (the rank-K update of M; 0.08-0.15 ns per unit measured at d = 610
-# to 8,442), the low rank's n_directions (k + 1)^2 d (basis update and
-# Woodbury solve; 0.6-1.0 ns per unit at d = 610 to 8,442, k = 10).
+# Seconds per unit of work of the package's kernels on one BLAS thread
+# (benchmarks/bench_bound.py): the full rank's row costs K d^2 (the
+# rank-K update of M), the low rank's n_directions (k + 1)^2 d (basis
+# update and Woodbury solve).
 SECONDS_PER_FULL_UNIT = 1.5e-10
 SECONDS_PER_LOW_RANK_UNIT = 1.0e-9
 # the rank of rank='auto' beyond the budget, and its step (variant='paper',
@@ -156,7 +155,7 @@ class BoundSolver(SGDSolver):
         opts = self._options(dataset, eta_epoch, state.epoch_number)
         kernel = self._kernel(state)
         # one BLAS thread: a rank-K update per row is too small to share,
-        # and threads waiting on a busy machine cost 10x (measured)
+        # and threads waiting on a busy machine cost many times more
         with threadpool_limits(limits=1, user_api="blas"):
             if not self.low_rank:
                 status, obj_sum, weight_sum, t, row, value = kernel(

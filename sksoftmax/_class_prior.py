@@ -57,9 +57,9 @@ def new_weights(n_classes, n_features, dtype):
     """Zero (coef, intercept) of a model of this shape."""
     # calloc'ed: a page of W is mapped when a class on it is first written,
     # so a call that meets a fraction of the classes pays for that fraction
-    # (a first partial_fit of 20,000 rows at 100,000 classes wrote all of
-    # an 800 MB W for 0.33 s, more than its epoch); a fit that reaches
-    # every class pays the same faults during its first epochs instead
+    # (writing all of a large W up front can cost more than the call's
+    # epoch); a fit that reaches every class pays the same faults during
+    # its first epochs instead
     return (
         np.zeros((n_classes, n_features), dtype=dtype),
         np.zeros(n_classes, dtype=dtype),

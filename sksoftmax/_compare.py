@@ -387,7 +387,7 @@ def build_parser():
         default="synthetic",
         help="synthetic: make_softmax_classification (sized by --n-*); "
         "tokens: next-token prediction on Python's standard library "
-        "(make_python_tokens, --n-classes classes; first call ~35 s); "
+        "(make_python_tokens, --n-classes classes; the first call builds it); "
         "svmlight: --train and --test files",
     )
     cmp.add_argument(

@@ -57,8 +57,7 @@ BISECTION_STEPS = 32
 # panel). Logistic noise has long exponential tails (its grid spans about
 # 85 units at TAIL = 1e-17, the normal's about 20): wider panels with more
 # nodes integrate them as accurately with 4 nodes per unit instead of 6
-# (measured against a quadrature of 0.5-unit panels and 24 nodes: 3e-15
-# relative on 30-50 classes, 2e-15 on 1,000, where (2, 12) gave 3e-14)
+# (against a finer quadrature: tests/test_augment_reduce.py)
 CORE_PANELS = {
     "normal": (2.0, 12),
     "gumbel": (2.0, 12),
