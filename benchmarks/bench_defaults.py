@@ -4,6 +4,10 @@ For each data set of a registry of different regimes (few to 100,000
 classes, sparse and dense, few or many rows per class, real and planted),
 the suite measures:
 
+- ``default_seeds`` (on request): the default with ``random_state`` 0 ..
+  ``--seeds`` - 1, and the spread of its test log-loss (mean, sd, range):
+  the noise of the fit's own randomness, against which a change of the
+  default is judged on a set.
 - ``default``: ``sksoftmax.SoftmaxClassifier(random_state=0)``, nothing
   else set: test log-loss and top-1 accuracy of the fitted model, CPU
   seconds of ``fit`` (``time.process_time``; the time spent in the epoch
@@ -145,6 +149,7 @@ Run from this folder, so that ``import sksoftmax`` finds the installed
     python bench_defaults.py --sets digits,bibtex --grid small \\
         --max-epochs 3 --out-dir /tmp/defaults     # a smoke test
     python bench_defaults.py --sets tokens --methods default,umax
+    python bench_defaults.py --sets bibtex,docstrings --methods default_seeds
     python bench_defaults.py --summary-only        # tables, plots again
     python bench_defaults.py --shapes              # sizes of every set
     python bench_defaults.py --leave-one-out sweep.jsonl
@@ -773,7 +778,7 @@ EXPERTS = {
 }
 # private attributes a method sets on its estimator after construction
 PRIVATE = {"exact_constant": {"_exact_step_rule": "constant"}}
-METHODS = ("default", *EXPERTS, "logreg", "sgd", "torch")
+METHODS = ("default", "default_seeds", *EXPERTS, "logreg", "sgd", "torch")
 TUNED = (*EXPERTS, "logreg", "torch")  # what "the best tuned value" spans
 GRIDS = {
     "small": dict(factors=(1 / 3, 1.0, 3.0), alphas=(0.0, 1e-5)),
@@ -1069,6 +1074,46 @@ def run_default(data, facts, args, rec):
         f"  default: solver_={record['solver_']} "
         f"(step_rule_={record['step_rule_']}), test log-loss {loss:.4f}, "
         f"top-1 {top1:.4f}, fit {cpu:.2f} CPU s, peak +{peak_mb:.0f} MB"
+    )
+
+
+def run_default_seeds(data, facts, args, rec):
+    """``SoftmaxClassifier(random_state=s)`` for s in 0 .. --seeds - 1: the
+    test log-loss's spread over the fit's own randomness (the split, the
+    row orders, the pilot's draws), against which a change of the default
+    is judged on this set."""
+    from sksoftmax import SoftmaxClassifier
+
+    set_name = facts["set"]
+    losses = []
+    for seed in range(args.seeds):
+        warnings.simplefilter("ignore")
+        start = time.process_time()
+        clf = SoftmaxClassifier(random_state=seed).fit(
+            data["X_train"], data["y_train"]
+        )
+        cpu = time.process_time() - start
+        loss = float(clf.log_loss(data["X_test"], data["y_test"]))
+        losses.append(loss)
+        rec.store(
+            dict(
+                set=set_name,
+                method="default_seeds",
+                config=f"SoftmaxClassifier(random_state={seed})",
+                status="ok",
+                log_loss=loss,
+                fit_cpu_s=cpu,
+                n_iter_=_float_or_none(getattr(clf, "n_iter_", None)),
+                step_rule_=getattr(clf, "step_rule_", None),
+            )
+        )
+        print(f"  seed {seed}: test log-loss {loss:.4f}, {cpu:.1f} CPU s")
+    losses = np.array(losses)
+    sd = losses.std(ddof=1) if losses.size > 1 else 0.0
+    print(
+        f"  default over {args.seeds} seeds: mean {losses.mean():.4f}, "
+        f"sd {sd:.4f} ({100 * sd / losses.mean():.2f}%), "
+        f"range {losses.min():.4f} - {losses.max():.4f}"
     )
 
 
@@ -2014,6 +2059,7 @@ def run_set(name, args, rec):
     )
     runners = {
         "default": run_default,
+        "default_seeds": run_default_seeds,
         "logreg": run_logreg,
         "sgd": run_sgd,
         "torch": run_torch,
@@ -2095,6 +2141,12 @@ def parse_args(argv=None):
         help="cap on test rows evaluated (0: all; default per set)",
     )
     p.add_argument("--tolerance", type=float, default=0.02)
+    p.add_argument(
+        "--seeds",
+        type=int,
+        default=5,
+        help="fits of method default_seeds (random_state 0 .. seeds - 1)",
+    )
     p.add_argument(
         "--lr-Cs", type=_csv(float), default=[0.1, 0.3, 1.0, 3.0, 10.0]
     )
