@@ -31,8 +31,8 @@ curvature is then about one, so that unscaled features (pixels 0..16,
 a feature in the thousands) converge as fast as scaled ones. The optimum
 is that of the objective above whatever q is.
 
-Measured in the user guide (``doc/user_guide/softmax_classifier.rst``,
-"Small dense problems: 'lbfgs'").
+The user guide explains it (``doc/user_guide/softmax_classifier.rst``,
+"Small dense problems: the 'lbfgs' penalty path").
 """
 
 import numpy as np
@@ -59,7 +59,7 @@ GTOL_PER_TOL = 0.1
 # speed only: the optimum does not depend on it)
 PRECONDITION_SHARE = 0.1
 # solver='auto' takes 'lbfgs' while one path, about PATH_PASSES passes
-# over the rows (two profiles, warm-started fits; 130 to 800 measured),
+# over the rows (two profiles of warm-started fits),
 # costs at most FULL_BATCH_MAX_MADDS multiply-adds (n x K x (D + 1) a
 # pass); the path runs on more folds of a cross-validation while all of
 # them cost at most CV_MAX_MADDS, up to ceil(1 / validation_fraction)

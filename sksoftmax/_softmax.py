@@ -25,8 +25,9 @@ constants tuned on benchmark sets:
   are replayed, with their steps, on every row (the held-out rows
   included).
 
-The rule and the measurements behind it are in the user guide
-(``doc/user_guide/softmax_classifier.rst``).
+The rule is explained in the user guide
+(``doc/user_guide/softmax_classifier.rst``); the figures behind its
+defaults are in ``benchmarks/results/`` (``defaults_summary.md``).
 """
 
 import inspect
@@ -91,8 +92,8 @@ SOLVERS = ("exact", "lbfgs") + tuple(EXPERT_SOLVERS)
 # this many multiply-adds, n_classes x (mean nnz per row + 1): between
 # the largest per-row cost of a benchmark set the exact solver won against
 # SCENT (5.4e5) and the least of one SCENT won (9.7e5), their geometric
-# mean (loo_solver_bound.py (since removed; in git history); the user guide's
-# leave-one-dataset-out table)
+# mean (chosen leave-one-dataset-out by loo_solver_bound.py, since removed;
+# in git history)
 EXACT_MAX_MADDS = 7.2e5
 # partial_fit (one pass a call) takes it while a row costs at most this
 # many: a cost cap, so that a call's cost stays near a sampled pass's at
@@ -258,7 +259,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         with ``early_stopping``, else the training loss) falls below the
         best by more than ``tol`` times the best: a relative tolerance,
         the same on a loss of 0.02 as on one of 7 (the default chosen
-        leave-one-dataset-out: see the user guide). 'lbfgs' stops at the
+        leave-one-dataset-out: benchmarks/results/loo_tol.md). 'lbfgs'
+        stops at the
         gradient tolerance ``tol / 10``. None: run ``max_iter`` epochs.
     early_stopping : 'auto' or bool, default='auto'
         True: hold out ``validation_fraction`` of the rows, score the exact
@@ -287,7 +289,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         (:ref:`the held-out rows <held-out-rows>`).
     n_iter_no_change : int, default=8
         Epochs without improvement before the fit stops (the default
-        chosen leave-one-dataset-out: see the user guide).
+        chosen leave-one-dataset-out:
+        benchmarks/results/loo_n_iter_no_change.md).
     fit_intercept : bool, default=True
         Fit one intercept per class (started at the log class prior).
     shuffle : bool, default=True
@@ -323,7 +326,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
     step_rule_ : {'adagrad', 'constant'} or None
         'exact' only: the step rule of the model, per-feature AdaGrad or
         one constant step for every weight (``eta0='auto'`` races the two
-        on the held-out rows; see the user guide's "Step-rule race");
+        on the held-out rows; see the user guide's "The step rule: a race
+        on the held-out rows");
         None for the other solvers.
     n_iter_ : int
         Epochs run by the last ``fit``, the step-rule race's and the
@@ -779,7 +783,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 # and averaged with the held-out phase's model: two runs'
                 # different row orders, averaged, are a lower-variance fit
                 # (the log-loss is convex: the mean's loss is at most the
-                # mean of their losses; measured in the user guide)
+                # mean of their losses; the user guide, "The refit and the
+                # blend")
                 self._solver.blend(kept, SOUP_WEIGHT)
                 if self.verbose:
                     print(
@@ -802,8 +807,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
 
         Per-feature AdaGrad steps are invariant to a feature's scale, not
         to its offset: on uncentred columns (tabular data) the exact
-        solver ended 7 to 11% above LogisticRegression; centred, within
-        2% (the user guide). The penalty is on W, which the shift does not
+        solver ends well above LogisticRegression (the user guide,
+        "Centring dense columns"). The penalty is on W, which the shift does not
         change, so the objective is the same. Not when the means are all
         zero, nor when the copy would take more than
         EXACT_MAX_MEMORY_SHARE of the memory (X is then fitted as it is).
@@ -1439,9 +1444,9 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         (unless ``complete_epoch`` is False: the race's constant phase
         rescales the step and starts again). (On rows
         grouped by source the progressive loss of rows in random order
-        rewards learning each source's own vocabulary: on tokens_small it
-        chose 3 where the held-out rows, the last source files, and the
-        test files prefer 1; the user guide.) No copy of W is
+        rewards learning each source's own vocabulary, which the held-out
+        rows, the last sources, do not: the user guide, "The step
+        pilot's two stages".) No copy of W is
         kept: every run restarts from the setup state in place
         (``ExactSolver.reset``) and replays the rows it needs.
         """
