@@ -610,13 +610,23 @@ def _by_class_blocks(coef, intercept, X, mode, y_enc, k, n_threads):
             indptr, indices, groups, X.shape[1]
         )
         copy = feature_major and _COPY_ROWS >= 0 and (end - start) > _COPY_ROWS
-        off = indices * ld if feature_major and not copy else local * BLOCK
+        # a class-major tile of every feature when the rows use many
+        dense = (
+            not feature_major
+            and X.shape[1] <= MAX_TILE_COLS
+            and 4 * cols.shape[0] >= X.shape[1]
+        )
+        if dense:
+            off = indices * BLOCK
+        else:
+            off = indices * ld if feature_major and not copy else local * BLOCK
         kernel(
             W, ld, feature_major, n_classes, bias, data_all[lo:hi], off,
             indptr, groups, cols, cols_ptr, y[start:end] if with_y else y,
             heap, need_lse, CLASS_CHUNK,
             lse[start:end] if need_lse else lse, sy[start:end],
             top_index[start:end], top_score[start:end], n_threads, copy,
+            dense,
         )
     if mode == "argmax":
         return top_index[:, 0]
