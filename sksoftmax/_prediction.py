@@ -75,8 +75,9 @@ CLASS_CHUNK = 256 * BLOCK
 MAX_TILE_COLS = 4096
 # the modes of sparse rows scored by class blocks (the full modes return
 # (n, K) arrays: by row blocks)
-import os
-_COPY_ROWS = int(os.environ.get("SKS_COPY", "-1"))
+# from this many rows in a pass, a feature-major W's segments are copied
+# into a tile per block (one pass of many streams) before the rows read them
+COPY_ROWS = 8
 _CLASS_BLOCK_MODES = frozenset(("nll", "argmax", "stats", "topk"))
 _DENSE_ROWS = {"64": dense_rows_64, "32": dense_rows_32}
 
@@ -609,7 +610,7 @@ def _by_class_blocks(coef, intercept, X, mode, y_enc, k, n_threads):
         cols, cols_ptr, local = _group_columns(
             indptr, indices, groups, X.shape[1]
         )
-        copy = feature_major and _COPY_ROWS >= 0 and (end - start) > _COPY_ROWS
+        copy = feature_major and end - start >= COPY_ROWS
         # a class-major tile of every feature when the rows use many
         dense = (
             not feature_major
