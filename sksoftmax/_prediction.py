@@ -61,6 +61,8 @@ _GATHER = {
     (False, False): gather_columns_32_32,
 }
 _SPARSE_ROWS = {"64": sparse_rows_64, "32": sparse_rows_32}
+_CSR_TYPES = (sp.csr_matrix, sp.csr_array)
+_FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 # the class-block kernels by (coef_ is float64, result is float64)
 _CLASS_BLOCKS = {
     (False, False): class_blocks_32_32,
@@ -132,6 +134,18 @@ class SoftmaxPredictionMixin:
         return 3 * self.classes_.shape[0] * self.coef_.dtype.itemsize
 
     def _validate_X_predict(self, X):
+        if (
+            type(X) in _CSR_TYPES
+            and X.dtype in _FLOAT_DTYPES
+            and X.shape[0] > 0
+            and X.shape[1] == self.__dict__.get("n_features_in_", -1)
+            and "feature_names_in_" not in self.__dict__
+            and np.isfinite(X.data).all()
+        ):
+            # a fitted model and CSR rows as validate_data would return
+            # them: the one-row call (serving) skips its generic checks,
+            # which cost more than scoring a row at small K
+            return X
         check_is_fitted(self, "coef_")
         return validate_data(
             self,
