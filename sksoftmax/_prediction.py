@@ -5,7 +5,10 @@ shape (n_classes, n_features), ``intercept_``, ``classes_``) into
 scikit-learn's prediction methods plus ``predict_topk``, ``score_topk`` and
 ``log_loss``, all computed by the kernels of ``_shared/_evaluation`` on
 ``n_jobs`` threads, blockwise within ``working_memory``, never forming more
-than the (n_samples, n_classes) output that a method returns.
+than the (n_samples, n_classes) output that a method returns. The top k,
+argmax, log-loss and per-row statistics of sparse rows are computed by
+the class-block kernel of ``_shared/_class_blocks`` (``_by_class_blocks``
+below), which reads W in place.
 
 ``coef_`` may be stored either way round: C-contiguous (n_classes,
 n_features), or as the transpose of a C-contiguous (n_features, n_classes)
@@ -355,14 +358,14 @@ class SoftmaxPredictionMixin:
         """The ``k`` most probable classes of each row, with their exact
         probabilities, without forming the (n_samples, n_classes) matrix.
 
-        The probabilities are exactly those of ``predict_proba`` (to
-        rounding when W's columns that the rows use exceed
-        ``working_memory`` at 8,192 classes or more: then scored by class
-        shards, each read once); ties go
-        to the class that comes first in ``classes_`` (as a stable argsort
-        of ``-predict_proba(X)``). Memory: the (n_samples, k) outputs, one
-        score vector of n_classes per thread, and W's columns that a block
-        of rows uses (within ``working_memory``).
+        The classes of largest score, ties to the class that comes first
+        in ``classes_`` (a stable argsort of the scores), with the
+        probabilities of ``predict_proba`` to rounding. Sparse rows are
+        scored by blocks of 64 classes against W where it is (no copy;
+        float32 models in float32 arithmetic), with a running top k per
+        row: see the user guide's "Prediction at large K" for the layouts
+        and the memory. Memory: the (n_samples, k) outputs and a few
+        numbers per row, within ``working_memory``.
 
         Parameters
         ----------
