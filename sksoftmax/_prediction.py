@@ -592,8 +592,9 @@ def _by_class_blocks(coef, intercept, X, mode, y_enc, k, n_threads):
     dtype = np.result_type(X.dtype, coef.dtype)
     W, ld, feature_major = _class_block_layout(coef)
     kernel = _CLASS_BLOCKS[coef.dtype == np.float64, dtype == np.float64]
-    bias = np.zeros(-(-n_classes // BLOCK) * BLOCK, dtype=dtype)
-    bias[:n_classes] = intercept
+    # (a block cut short reads only its own classes: no padding, so no
+    # O(K) copy per call when the intercepts have the arithmetic's type)
+    bias = np.ascontiguousarray(intercept, dtype=dtype)
     heap = k if mode == "topk" else (0 if mode == "nll" else 1)
     need_lse = mode != "argmax"
     with_y = y_enc is not None and mode in ("nll", "stats")
