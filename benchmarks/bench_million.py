@@ -20,10 +20,28 @@ training row, and the rows are still exact draws of a softmax model over
 the kept classes. ``--test-rows`` further rows of kept classes are the
 test set.
 
+``--prediction`` times prediction alone (issue 60, items 1 and 3), on a
+model with random weights of the right shape instead of a fitted one (no
+ten-minute fit): ``predict_topk(k=5)``, ``predict`` and ``log_loss`` of
+5,000 rows, on one thread and on two, and the median of 50 single-row
+``predict_topk`` calls, for two sets of rows: ``--test-rows`` rows of 6
+nonzeros on Zipfian features (feature j drawn with probability
+proportional to 1 / (j + 1)), and this script's test rows (13.6 nonzeros
+a row at the defaults). W is stored feature-major (the transpose of a
+(D, K) array, as the exact solver keeps it), then class-major ((K, D)
+C-contiguous, as every other estimator keeps it), one at a time. Beside
+each figure the arithmetic limit from this machine's measured one-thread
+read bandwidth (the sum of a 1 GiB float32 array) and FMA rate (float32
+matrix products on one BLAS thread): the larger of the multiply-adds over
+the FMA rate and the bytes of W the rows use over the bandwidth. Peak RSS
+against X + W, X being the training rows of the run (``make_data``).
+Written to ``results/million_prediction.md``.
+
 Usage (about 40 minutes on 2 cores; needs about 11 GB free)::
 
     nice -n 10 python benchmarks/bench_million.py
     python benchmarks/bench_million.py --n-classes 100000   # a rehearsal
+    python benchmarks/bench_million.py --prediction   # prediction only
     python benchmarks/bench_million.py --quick   # CI's smoke run
 """
 
@@ -116,6 +134,9 @@ def main():
     parser.add_argument("--memory-gib", type=float, default=None,
                         help="a rehearsal at fewer classes: the memory "
                         "SoftmaxClassifier believes the machine has")
+    parser.add_argument("--prediction", action="store_true",
+                        help="time prediction on a model with random "
+                        "weights (no fit); see the module's docstring")
     parser.add_argument("--quick", action="store_true", help=QUICK_HELP)
     args = parser.parse_args()
     if args.quick:
@@ -124,6 +145,11 @@ def main():
         args.n_classes, args.n_features, args.test_rows = 2000, 256, 200
         args.max_iter, args.batch_rows = 2, 2000
         args.out = os.path.join(tempfile.mkdtemp(), "million_quick.md")
+        # the prediction section too, small
+        prediction(args, os.path.join(tempfile.mkdtemp(),
+                                      "million_prediction_quick.md"))
+    elif args.prediction:
+        return prediction(args, args.out)
     if args.memory_gib:
         from sksoftmax import _softmax
 
@@ -264,6 +290,199 @@ def main():
     say(f"Whole run {time.perf_counter() - start:.0f} s.")
     out.write_text("\n".join(lines) + "\n")
     print(f"wrote {out}")
+
+
+def machine_limits():
+    """(read GB/s, float32 FMA/s) of one thread: the best of three sums of
+    a 1 GiB float32 array, and of three 2048^3 float32 matrix products on
+    one BLAS thread."""
+    from threadpoolctl import threadpool_limits
+
+    a = np.ones(2**28, dtype=np.float32)
+    a.sum()
+    best = min(_timed(a.sum) for _ in range(3))
+    bandwidth = a.nbytes / best
+    del a
+    m = np.random.RandomState(0).rand(2048, 2048).astype(np.float32)
+    with threadpool_limits(1):
+        m @ m
+        best = min(_timed(lambda: m @ m) for _ in range(3))
+    return bandwidth, 2048**3 / best
+
+
+def _timed(f):
+    t = time.perf_counter()
+    f()
+    return time.perf_counter() - t
+
+
+def zipf_rows(n, n_features, nnz, seed=1):
+    """n CSR rows of nnz distinct features, feature j drawn with
+    probability proportional to 1 / (j + 1), values uniform on [0.5, 1.5)."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    p = 1.0 / np.arange(1, n_features + 1)
+    p /= p.sum()
+    cols = np.concatenate([
+        np.sort(rng.choice(n_features, nnz, replace=False, p=p))
+        for _ in range(n)
+    ])
+    data = (rng.random(n * nnz) + 0.5).astype(np.float32)
+    return sp.csr_matrix(
+        (data, cols, np.arange(0, n * nnz + 1, nnz)),
+        shape=(n, n_features),
+    )
+
+
+def random_model(K, D, layout, seed=0):
+    """An estimator (SCENTClassifier: every estimator shares the
+    prediction code) holding random float32 weights of shape (K, D), W
+    stored feature-major ("F", coef_ the transpose of a (D, K) array) or
+    class-major ("C"), filled in slices of 64 MB (no second copy)."""
+    from sksoftmax import SCENTClassifier
+
+    rng = np.random.default_rng(seed)
+    shape = (D, K) if layout == "F" else (K, D)
+    W = np.empty(shape, dtype=np.float32)
+    step = max(1, 2**24 // shape[1])
+    for i in range(0, shape[0], step):
+        rng.standard_normal(W[i : i + step].shape, dtype=np.float32,
+                            out=W[i : i + step])
+        W[i : i + step] *= 0.3
+    est = SCENTClassifier()
+    est.coef_ = W.T if layout == "F" else W
+    est.intercept_ = rng.standard_normal(K).astype(np.float32)
+    est.classes_ = np.arange(K)
+    est.n_features_in_ = D
+    return est
+
+
+def prediction(args, out_path):
+    """The ``--prediction`` section (see the module's docstring)."""
+    K, D, n = args.n_classes, args.n_features, args.test_rows
+    out = Path(out_path) if out_path else RESULTS / (
+        "million_prediction.md" if K == 1_000_000
+        else f"million_prediction_{K}.md"
+    )
+    lines = []
+
+    def say(text=""):
+        print(text, flush=True)
+        lines.append(text)
+
+    bandwidth, fma = machine_limits()
+    X, y, X_test, y_test, note = make_data(
+        K, D, args.rows_per_class, n
+    )
+    w_bytes = K * D * 4
+    xw = x_bytes(X) + w_bytes
+    del X, y
+    gc.collect()
+    sets = {
+        "6 nonzeros, Zipfian features": zipf_rows(n, D, 6),
+        f"make_data test rows ({X_test.nnz / X_test.shape[0]:.1f} "
+        "nonzeros)": X_test.astype(np.float32),
+    }
+    say(f"# Prediction at {K:,} classes, D = {D:,} (issue 60, items 1 "
+        "and 3)")
+    say()
+    say("Command: python benchmarks/bench_million.py " + " ".join(
+        sys.argv[1:]) + ".")
+    say()
+    say(f"Model: random float32 weights, W {w_bytes / 1e9:.3f} GB. X + W "
+        f"{xw / 1e9:.3f} GB (X: the {note.split(';')[0]} training rows "
+        "that the fit would take).")
+    say(f"Machine: {platform.machine()}, {os.cpu_count()} cores; one "
+        f"thread reads {bandwidth / 1e9:.1f} GB/s and does "
+        f"{fma / 1e9:.1f} G float32 FMA/s (sgemm).")
+    say()
+    say("| W layout | rows | call | n_jobs | wall s | limit s | "
+        "ms a row | peak RSS GB | peak / (X + W) |")
+    say("|---|---|---|---|---|---|---|---|---|")
+    for layout in ("F", "C"):
+        gc.collect()
+        est = random_model(K, D, layout)
+        name = {"F": "feature-major", "C": "class-major"}[layout]
+        for label, Xs in sets.items():
+            nnz = Xs.nnz
+            used = np.unique(Xs.indices).shape[0]
+            limit = max(nnz * K / fma, used * K * 4 / bandwidth)
+            calls = [("predict_topk(k=5)", lambda e: e.predict_topk(Xs, k=5))]
+            if "Zipf" not in label:
+                yl = rng_labels(K, Xs.shape[0])
+                calls += [("predict", lambda e: e.predict(Xs)),
+                          ("log_loss", lambda e: e.log_loss(Xs, yl))]
+            for call, f in calls:
+                for n_jobs in (1, 2):
+                    est.n_jobs = n_jobs
+                    with Measure() as m:
+                        f(est)
+                    say(f"| {name} | {label} | {call} | {n_jobs} | "
+                        f"{m.wall:.2f} | {limit / n_jobs:.2f} | "
+                        f"{m.wall / Xs.shape[0] * 1e3:.3f} | "
+                        f"{m.peak / 1e9:.2f} | {m.peak / xw:.3f} |")
+            # one row at a time: the median of 50 calls, and of the
+            # kernel's own time within them
+            est.n_jobs = 1
+            rows = [Xs[i : i + 1] for i in range(min(60, Xs.shape[0]))]
+            times, kernel = [], []
+            with kernel_timer(kernel):
+                for i, r in enumerate(rows):
+                    t = time.perf_counter()
+                    est.predict_topk(r, k=5)
+                    if i >= len(rows) - 50:
+                        times.append(time.perf_counter() - t)
+            per = np.median(times)
+            own = np.median(kernel[-50:])
+            row_nnz = np.mean([r.nnz for r in rows[-50:]])
+            row_limit = max(row_nnz * K / fma, row_nnz * K * 4 / bandwidth)
+            say(f"| {name} | {label} | predict_topk(k=5), one row "
+                f"(median of 50; the kernel's own {own * 1e3:.3f} ms, "
+                f"x{per / own:.2f}) | 1 | {per:.4f} | {row_limit:.4f} | "
+                f"{per * 1e3:.3f} | | |")
+        del est
+        gc.collect()
+    say()
+    say("limit s: the larger of (multiply-adds) / (FMA rate x n_jobs) and "
+        "(bytes of W the rows use, W read once) / (one thread's read "
+        "bandwidth); a row also takes K exps and a top-k update, which "
+        "the limit leaves out.")
+    out.write_text("\n".join(lines) + "\n")
+    print(f"wrote {out}")
+
+
+class kernel_timer:
+    """Append the seconds of each class-block kernel call to ``out``
+    while active (the kernels of ``sksoftmax._prediction``, wrapped)."""
+
+    def __init__(self, out):
+        from sksoftmax import _prediction
+
+        self.table = _prediction._CLASS_BLOCKS
+        self.out = out
+
+    def __enter__(self):
+        self.saved = dict(self.table)
+        for key, f in self.saved.items():
+            self.table[key] = self._wrap(f)
+        return self
+
+    def _wrap(self, f):
+        def timed(*a, **kw):
+            t = time.perf_counter()
+            f(*a, **kw)
+            self.out.append(time.perf_counter() - t)
+
+        return timed
+
+    def __exit__(self, *exc):
+        self.table.update(self.saved)
+        return False
+
+
+def rng_labels(K, n):
+    return np.random.default_rng(2).integers(0, K, n)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,10 @@ shape (n_classes, n_features), ``intercept_``, ``classes_``) into
 scikit-learn's prediction methods plus ``predict_topk``, ``score_topk`` and
 ``log_loss``, all computed by the kernels of ``_shared/_evaluation`` on
 ``n_jobs`` threads, blockwise within ``working_memory``, never forming more
-than the (n_samples, n_classes) output that a method returns.
+than the (n_samples, n_classes) output that a method returns. The top k,
+argmax, log-loss and per-row statistics of sparse rows are computed by
+the class-block kernel of ``_shared/_class_blocks`` (``_by_class_blocks``
+below), which reads W in place.
 
 ``coef_`` may be stored either way round: C-contiguous (n_classes,
 n_features), or as the transpose of a C-contiguous (n_features, n_classes)
@@ -33,7 +36,12 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._shard_merge import merge_stats, merge_topk
+from ._shared._class_blocks import (
+    BLOCK,
+    class_blocks_32_32,
+    class_blocks_32_64,
+    class_blocks_64_64,
+)
 from ._shared._evaluation import (
     FULL_MODES,
     dense_rows_32,
@@ -56,6 +64,26 @@ _GATHER = {
     (False, False): gather_columns_32_32,
 }
 _SPARSE_ROWS = {"64": sparse_rows_64, "32": sparse_rows_32}
+_CSR_TYPES = (sp.csr_matrix, sp.csr_array)
+_FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+# the class-block kernels by (coef_ is float64, result is float64)
+_CLASS_BLOCKS = {
+    (False, False): class_blocks_32_32,
+    (False, True): class_blocks_32_64,
+    (True, True): class_blocks_64_64,
+}
+# classes per task of the class-block kernel (its sums are taken chunk by
+# chunk: a constant, so that no result depends on threads or row passes)
+CLASS_CHUNK = 256 * BLOCK
+# the most features of a group of rows scored together against a
+# class-major W (its per-thread tile: 64 x this many weights)
+MAX_TILE_COLS = 4096
+# the modes of sparse rows scored by class blocks (the full modes return
+# (n, K) arrays: by row blocks)
+# from this many rows in a pass, a feature-major W's segments are copied
+# into a tile per block (one pass of many streams) before the rows read them
+COPY_ROWS = 8
+_CLASS_BLOCK_MODES = frozenset(("nll", "argmax", "stats", "topk"))
 _DENSE_ROWS = {"64": dense_rows_64, "32": dense_rows_32}
 
 
@@ -109,6 +137,18 @@ class SoftmaxPredictionMixin:
         return 3 * self.classes_.shape[0] * self.coef_.dtype.itemsize
 
     def _validate_X_predict(self, X):
+        if (
+            type(X) in _CSR_TYPES
+            and X.dtype in _FLOAT_DTYPES
+            and X.shape[0] > 0
+            and X.shape[1] == self.__dict__.get("n_features_in_", -1)
+            and "feature_names_in_" not in self.__dict__
+            and np.isfinite(X.data).all()
+        ):
+            # a fitted model and CSR rows as validate_data would return
+            # them: the one-row call (serving) skips its generic checks,
+            # which cost more than scoring a row at small K
+            return X
         check_is_fitted(self, "coef_")
         return validate_data(
             self,
@@ -130,12 +170,10 @@ class SoftmaxPredictionMixin:
         of ``y_enc``, -inf where it is -1) and the (n,) argmax.
         """
         n_threads = self._n_threads()
-        if sp.issparse(X) and mode in _SHARDED_MODES:
-            n_shards = self._class_shards(X)
-            if n_shards > 1:
-                return self._evaluate_by_classes(
-                    X, mode, y_enc, k, n_shards, n_threads
-                )
+        if sp.issparse(X) and mode in _CLASS_BLOCK_MODES:
+            return _by_class_blocks(
+                self.coef_, self.intercept_, X, mode, y_enc, k, n_threads
+            )
         coef = self.coef_
         # stored as W^T (D, K) or as its first K columns (a grown model)
         transposed = not coef.flags.c_contiguous and (
@@ -241,78 +279,6 @@ class SoftmaxPredictionMixin:
             return index, out
         return out
 
-    def _class_shards(self, X):
-        """Class shards for sparse rows X: 1, or as many as make the
-        columns X uses of a shard's W fit in ``working_memory``.
-
-        The row-block path gathers the columns a block of rows uses for
-        every class, within the budget: at a million classes that is some
-        256 columns, a dozen rows of 20 nonzeros, and each block reads
-        nearly all of W. By class shards each shard's used columns are
-        gathered once for every row: one pass over W in all.
-        """
-        if getattr(self, "_one_shard", False) or X.shape[0] == 0:
-            return 1
-        coef = self.coef_
-        n_classes = coef.shape[0]
-        itemsize = np.result_type(X.dtype, coef.dtype).itemsize
-        used = np.count_nonzero(np.bincount(X.indices, minlength=X.shape[1]))
-        budget = max(1, int(get_config()["working_memory"] * 2**20))
-        need = float(used) * n_classes * itemsize
-        if need <= budget:
-            return 1
-        # shards of at least MIN_SHARD_CLASSES classes (below, a block's
-        # gather is cheap and the shards' merge would only round
-        # differently from predict_proba's one pass)
-        return int(min(np.ceil(need / budget), n_classes // MIN_SHARD_CLASSES))
-
-    def _evaluate_by_classes(self, X, mode, y_enc, k, n_shards, n_threads):
-        """``_evaluate`` of a non-full ``mode`` by class shards (views of
-        coef_, no copy), each scored once for every row, merged as the
-        distributed model merges its workers' shards (``_shard_merge``):
-        the log-partition from each shard's (max, sum of exp), the
-        true-class score and the argmax (first shard on ties), the top k
-        by probability (ties to the lower class)."""
-        coef, b = self.coef_, self.intercept_
-        n, n_classes = X.shape[0], coef.shape[0]
-        size = -(-n_classes // n_shards)
-        y = None if y_enc is None else np.asarray(y_enc, dtype=np.intp)
-        if mode == "topk":
-            rows = np.repeat(np.arange(n), np.diff(X.indptr))
-            data = np.asarray(X.data, dtype=np.float64)
-        parts = []
-        for lo in range(0, n_classes, size):
-            hi = min(lo + size, n_classes)
-            shard = _ClassShard(coef[lo:hi], b[lo:hi], n_threads)
-            if mode == "topk":
-                index, proba = shard._evaluate(X, "topk", k=min(k, hi - lo))
-                index = index + lo
-                # the shard's log-partition: its first class's score minus
-                # the log of that class's probability within the shard
-                # (as stats (lse, 1, .): one pass over the shard)
-                s1 = np.bincount(
-                    rows, data * coef[index[rows, 0], X.indices], minlength=n
-                ) + b[index[:, 0]]
-                with np.errstate(divide="ignore"):
-                    lse = s1 - np.log(proba[:, 0].astype(np.float64))
-                stats = np.stack([lse, np.ones(n), np.full(n, -np.inf)], 1)
-                parts.append((stats, index, proba))
-                continue
-            local = None
-            if y is not None:
-                local = np.where((y >= lo) & (y < hi), y - lo, -1)
-            stats, arg = shard._evaluate(X, "stats", y_enc=local)
-            parts.append((stats, arg + lo))
-        if mode == "topk":
-            return merge_topk(k, *parts)
-        lse, s_y, arg = merge_stats(*parts)
-        if mode == "argmax":
-            return arg
-        if mode == "stats":
-            # (m, S, s_y) with m the log-partition and S = 1
-            return np.stack([lse, np.ones(n), s_y], axis=1), arg
-        return lse - s_y
-
     def decision_function(self, X):
         """Class scores ``X @ coef_.T + intercept_``.
 
@@ -392,14 +358,14 @@ class SoftmaxPredictionMixin:
         """The ``k`` most probable classes of each row, with their exact
         probabilities, without forming the (n_samples, n_classes) matrix.
 
-        The probabilities are exactly those of ``predict_proba`` (to
-        rounding when W's columns that the rows use exceed
-        ``working_memory`` at 8,192 classes or more: then scored by class
-        shards, each read once); ties go
-        to the class that comes first in ``classes_`` (as a stable argsort
-        of ``-predict_proba(X)``). Memory: the (n_samples, k) outputs, one
-        score vector of n_classes per thread, and W's columns that a block
-        of rows uses (within ``working_memory``).
+        The classes of largest score, ties to the class that comes first
+        in ``classes_`` (a stable argsort of the scores), with the
+        probabilities of ``predict_proba`` to rounding. Sparse rows are
+        scored by blocks of 64 classes against W where it is (no copy;
+        float32 models in float32 arithmetic), with a running top k per
+        row: see the user guide's "Prediction at large K" for the layouts
+        and the memory. Memory: the (n_samples, k) outputs and a few
+        numbers per row, within ``working_memory``.
 
         Parameters
         ----------
@@ -600,23 +566,142 @@ class SoftmaxPredictionMixin:
         return tags
 
 
-# the fewest classes of a shard of _evaluate_by_classes
-MIN_SHARD_CLASSES = 4096
-# the modes _evaluate runs by class shards when W's used columns exceed
-# working_memory (the full modes return (n, K) arrays: by row blocks)
-_SHARDED_MODES = ("nll", "argmax", "stats", "topk")
+def _class_block_layout(coef):
+    """(W, ld, feature_major) for the class-block kernel, without a copy
+    where coef_ is stored either way the package stores it: C-contiguous
+    (K, D) (class-major), or the transpose of (D, >= K) rows
+    (feature-major, the exact solver's ``Wt``); any other layout is
+    copied to C order."""
+    size = coef.itemsize
+    if coef.flags.c_contiguous:
+        return coef, coef.shape[1], False
+    s0, s1 = coef.strides
+    if s0 == size and s1 % size == 0 and s1 // size >= coef.shape[0]:
+        return coef.T, s1 // size, True
+    coef = np.ascontiguousarray(coef)
+    return coef, coef.shape[1], False
 
 
-class _ClassShard(SoftmaxPredictionMixin):
-    """Rows lo:hi of a model's (coef_, intercept_), views, evaluated as a
-    model of their own (``_evaluate_by_classes``)."""
+def _by_class_blocks(coef, intercept, X, mode, y_enc, k, n_threads):
+    """``_evaluate`` of a mode of _CLASS_BLOCK_MODES on CSR rows X, by the
+    class-block kernel (``_shared/_class_blocks``): per row its top k
+    (k = 1 for 'argmax' and 'stats'), log-partition (not for 'argmax')
+    and true-class score, in passes of rows whose per-row state fits in
+    working_memory. W is read in place (``_class_block_layout``)."""
+    n, n_classes = X.shape[0], coef.shape[0]
+    dtype = np.result_type(X.dtype, coef.dtype)
+    W, ld, feature_major = _class_block_layout(coef)
+    kernel = _CLASS_BLOCKS[coef.dtype == np.float64, dtype == np.float64]
+    # (a block cut short reads only its own classes: no padding, so no
+    # O(K) copy per call when the intercepts have the arithmetic's type)
+    bias = np.ascontiguousarray(intercept, dtype=dtype)
+    heap = k if mode == "topk" else (0 if mode == "nll" else 1)
+    need_lse = mode != "argmax"
+    with_y = y_enc is not None and mode in ("nll", "stats")
+    n_chunks = -(-n_classes // CLASS_CHUNK)
+    # per row: the chunks' (m, S), each thread's heap and the outputs
+    row_bytes = 16 * n_chunks * need_lse + heap * (
+        16 * n_threads + dtype.itemsize * n_threads + 16
+    ) + 32
+    budget = max(1, int(get_config()["working_memory"] * 2**20))
+    rows = max(1, budget // row_bytes)
+    lse = np.empty(n if need_lse else 0)
+    sy = np.full(n, -np.inf)
+    top_index = np.empty((n, heap), dtype=np.intp)
+    top_score = np.empty((n, heap))
+    y = (
+        np.ascontiguousarray(y_enc, dtype=np.intp)
+        if with_y
+        else np.empty(0, dtype=np.intp)
+    )
+    indptr_all = X.indptr.astype(np.intp, copy=False)
+    indices_all = X.indices.astype(np.intp, copy=False)
+    data_all = X.data.astype(dtype, copy=False)
+    for start in range(0, n, rows):
+        end = min(n, start + rows)
+        lo, hi = indptr_all[start], indptr_all[end]
+        indptr = indptr_all[start : end + 1] - lo
+        indices = indices_all[lo:hi]
+        groups = _row_groups(
+            indptr, indices, X.shape[1], feature_major, n_chunks, n_threads
+        )
+        cols, cols_ptr, local = _group_columns(
+            indptr, indices, groups, X.shape[1]
+        )
+        copy = feature_major and end - start >= COPY_ROWS
+        # a class-major tile of every feature when the rows use many
+        dense = (
+            not feature_major
+            and X.shape[1] <= MAX_TILE_COLS
+            and 4 * cols.shape[0] >= X.shape[1]
+        )
+        if dense:
+            off = indices * BLOCK
+        else:
+            off = indices * ld if feature_major and not copy else local * BLOCK
+        kernel(
+            W, ld, feature_major, n_classes, bias, data_all[lo:hi], off,
+            indptr, groups, cols, cols_ptr, y[start:end] if with_y else y,
+            heap, need_lse, CLASS_CHUNK,
+            lse[start:end] if need_lse else lse, sy[start:end],
+            top_index[start:end], top_score[start:end], n_threads, copy,
+            dense,
+        )
+    if mode == "argmax":
+        return top_index[:, 0]
+    if mode == "nll":
+        return lse - sy
+    if mode == "stats":
+        # (the largest score, the sum of exps below it, the true score)
+        m = top_score[:, 0]
+        with np.errstate(invalid="ignore", over="ignore"):
+            total = np.exp(lse - m)
+        return np.stack([m, total, sy], axis=1), top_index[:, 0]
+    with np.errstate(invalid="ignore", over="ignore"):
+        proba = np.exp(top_score - lse[:, None]).astype(dtype, copy=False)
+    return top_index, proba
 
-    _one_shard = True
 
-    def __init__(self, coef, intercept, n_threads):
-        self.coef_ = coef
-        self.intercept_ = intercept
-        self._threads = n_threads
+def _row_groups(
+    indptr, indices, n_features, feature_major, n_chunks, n_threads
+):
+    """Bounds of the groups of rows scored together: against a
+    class-major W, rows whose distinct features number at most
+    MAX_TILE_COLS (the tile); then, when the chunks of classes are fewer
+    than the threads can share, each group in pieces."""
+    n = indptr.shape[0] - 1
+    if feature_major or indices.shape[0] <= MAX_TILE_COLS:
+        bounds = [0, n]
+    else:
+        seen = np.zeros(n_features, dtype=np.uint8)
+        idx32 = indices.astype(np.int32)
+        bounds = [0]
+        while bounds[-1] < n:
+            bounds.append(
+                plan_block(indptr, idx32, bounds[-1], MAX_TILE_COLS, seen)
+            )
+    pieces = -(-4 * n_threads // n_chunks) if n_threads > 1 else 1
+    if pieces > 1:
+        bounds = np.unique(np.concatenate([
+            np.linspace(a, b, min(pieces, max(1, (b - a) // 8)) + 1)
+            .astype(np.intp)
+            for a, b in zip(bounds[:-1], bounds[1:])
+        ]))
+    return np.asarray(bounds, dtype=np.intp)
 
-    def _n_threads(self):
-        return self._threads
+
+def _group_columns(indptr, indices, groups, n_features):
+    """Each group's distinct features (ascending, ``cols[cols_ptr[g]:
+    cols_ptr[g + 1]]``) and each nonzero's position among its group's."""
+    n_groups = groups.shape[0] - 1
+    if n_groups == 1:
+        cols, local = np.unique(indices, return_inverse=True)
+        ptr = np.array([0, cols.shape[0]], dtype=np.intp)
+        return cols, ptr, local.ravel()
+    gid = np.repeat(np.arange(n_groups), np.diff(indptr[groups]))
+    key = gid * n_features + indices
+    keys, inverse = np.unique(key, return_inverse=True)
+    cols_ptr = np.searchsorted(
+        keys, np.arange(n_groups + 1) * n_features
+    ).astype(np.intp)
+    return keys % n_features, cols_ptr, inverse - cols_ptr[gid]

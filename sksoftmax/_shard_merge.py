@@ -3,11 +3,9 @@
 A softmax row's log-partition, true-class score, argmax and top k over all
 classes follow from each class shard's own: per row, the shard's largest
 score m and sum of exponentials S below it (``stats``), its argmax, and its
-top k with their probabilities within the shard. Two callers score by
-class shards and merge here: ``SoftmaxPredictionMixin._evaluate`` when the
-columns of W that the rows use exceed ``working_memory`` (one process,
-shards as views of W), and the distributed model
-(``distributed._worker``: each worker's shard, the merge on one worker).
+top k with their probabilities within the shard. The distributed model
+scores by class shards and merges here (``distributed._worker``: each
+worker's shard, the merge on one worker).
 """
 
 import numpy as np

@@ -78,9 +78,12 @@ def test_every_output_matches_numpy(dtype, sparse, n_jobs, memory):
             nll @ sw / sw.sum(), rtol
         )
         top, p_top = est.predict_topk(Xin, k=4)
-        order = np.argsort(-P, axis=1, kind="stable")[:, :4]
+        # sparse rows: the class-block kernel, to rounding of predict_proba
+        order = np.argsort(-S, axis=1, kind="stable")[:, :4]
         assert_array_equal(top, est.classes_[order])
-        assert_array_equal(p_top, np.take_along_axis(P, order, axis=1))
+        assert_allclose(
+            p_top, np.take_along_axis(P, order, axis=1), rtol=rtol
+        )
 
 
 @pytest.mark.parametrize("sparse", [True, False])
@@ -151,7 +154,7 @@ def test_topk_ties_go_to_the_earlier_class():
     P = est.predict_proba(X)
     order = np.argsort(-P, axis=1, kind="stable")
     assert_array_equal(top, est.classes_[order])
-    assert_array_equal(p, np.take_along_axis(P, order, axis=1))
+    assert_allclose(p, np.take_along_axis(P, order, axis=1), rtol=1e-12)
     # and the tied classes come in class order
     best = int(np.argmax(X[0] @ W[:3].T))
     first = {0: [0, 3, 6], 1: [1, 4], 2: [2, 5]}[best]

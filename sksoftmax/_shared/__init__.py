@@ -38,7 +38,9 @@ Threads and evaluation
     of U-max, Implicit SGD and the sampled baselines, which supply their
     per-row or per-minibatch step) and ``_evaluation`` (exact scores,
     probabilities, log-loss and top-k of every estimator, blockwise, on
-    ``n_jobs`` threads).
+    ``n_jobs`` threads) and ``_class_blocks`` (the top k, argmax and
+    log-partition of sparse rows by blocks of 64 classes, W read in
+    place).
 
 Templates (``*.tp``) are expanded by ``setup.py`` into the float64 and
 float32 variants; the generated ``.pyx``/``.pxd`` are not committed.
