@@ -70,7 +70,13 @@ class RunawayCheckMixin:
         would let the check cost much more than the budget says at many
         classes.
         """
-        n_classes = self.classes_.shape[0]
+        per_row = self.classes_.shape[0] * self._runaway_class_cost(X)
+        budget = int(self.RUNAWAY_TERMS // per_row)
+        return int(min(self.RUNAWAY_ROWS, max(self.RUNAWAY_MIN_ROWS, budget)))
+
+    def _runaway_class_cost(self, X):
+        """Terms of one (row, class) pair of the exact check (see
+        ``_runaway_n_rows``)."""
         n_features = X.shape[1]
         if sp.issparse(X):
             read = X.nnz / max(X.shape[0], 1)
@@ -79,13 +85,12 @@ class RunawayCheckMixin:
                 read = min(read * max(64 // coef.itemsize, 1), n_features)
         else:
             read = n_features
-        per_row = n_classes * self._proba_cost * (1 + read)
-        budget = int(self.RUNAWAY_TERMS // per_row)
-        return int(min(self.RUNAWAY_ROWS, max(self.RUNAWAY_MIN_ROWS, budget)))
+        return self._proba_cost * (1 + read)
 
     def _runaway_n_classes(self, X):
         """Classes the check scores each row against: all of them while
-        RUNAWAY_MIN_ROWS rows over every class stay within RUNAWAY_TERMS;
+        RUNAWAY_MIN_ROWS rows over every class (``_runaway_class_cost``
+        terms each) stay within RUNAWAY_TERMS;
         beyond, a uniform sample that keeps them within it (the softmax
         link only: the sampled estimate of its normaliser,
         ``_sampled_log_loss``). The check then costs O(1) in the number
@@ -93,14 +98,14 @@ class RunawayCheckMixin:
         n_classes = self.classes_.shape[0]
         if not self._softmax_link():
             return n_classes
-        read = X.shape[1]
-        if sp.issparse(X):
-            # a sampled class's row of W is gathered whole, then the
-            # rows' nonzeros are read from the gathered block
-            read = X.shape[1] + X.nnz / max(X.shape[0], 1)
-        per_class = self.RUNAWAY_MIN_ROWS * (1 + read)
-        if n_classes * per_class <= self.RUNAWAY_TERMS:
+        exact = self.RUNAWAY_MIN_ROWS * n_classes * self._runaway_class_cost(X)
+        if exact <= self.RUNAWAY_TERMS:
             return n_classes
+        # beyond, each drawn class counted at a whole row of W per row
+        # scored: a small fixed draw (about 1,000 classes at D = 1,000),
+        # so that a checked call costs about what an unchecked one does
+        nnz = X.nnz / max(X.shape[0], 1) if sp.issparse(X) else 0.0
+        per_class = self.RUNAWAY_MIN_ROWS * (1 + X.shape[1] + nnz)
         return int(max(2, min(n_classes, self.RUNAWAY_TERMS // per_class)))
 
     def _sampled_log_loss(self, X, y_enc, sample_weight, n_sampled, seed=0):
@@ -117,9 +122,15 @@ class RunawayCheckMixin:
         )
         coef = np.asarray(self.coef_)
         b = np.asarray(self.intercept_, dtype=np.float64)
-        W = coef[drawn].astype(np.float64)
+        if sp.issparse(X):
+            # only the columns the rows use
+            cols = np.unique(X.indices)
+            X = X[:, cols]
+        else:
+            cols = np.arange(X.shape[1])
+        W = coef[np.ix_(drawn, cols)].astype(np.float64)
         scores = np.asarray(X @ W.T, dtype=np.float64) + b[drawn]
-        own = coef[y_enc].astype(np.float64)
+        own = coef[np.ix_(y_enc, cols)].astype(np.float64)
         if sp.issparse(X):
             s_y = np.asarray(X.multiply(own).sum(axis=1)).ravel()
         else:
