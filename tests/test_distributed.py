@@ -152,7 +152,7 @@ def test_step_pilot_runs_on_the_cluster(fitted):
     cluster: its first steps tried on the first rows, the winner
     among stage 1's leader and its grid neighbours, and the fit from it
     reaching the single-process objective within the same tolerance."""
-    from sksoftmax._softmax import PILOT_ETAS
+    from sksoftmax._step_pilot import PILOT_ETAS
 
     X, y, single, _ = fitted
     X2 = sp.vstack([X] * 3).tocsr() if sp.issparse(X) else np.vstack([X] * 3)

@@ -596,7 +596,7 @@ def test_pilot_walk_finds_the_full_grids_winner_with_fewer_trials(best):
     # ends at the winner of scoring the whole grid and extending it, with
     # its two neighbours tried (the race's runner-up is one of them), and
     # tries at most as many steps
-    from sksoftmax._softmax import pilot_walk
+    from sksoftmax._step_pilot import pilot_walk
 
     def score(eta):
         if best is None or eta > 100 * best:
@@ -721,14 +721,14 @@ def test_the_constant_phase_starts_at_the_pilots_step_scaled_to_its_horizon(
     with the unscaled step."""
     X, y = _rare_noise_problem(0)
     pilots = []
-    pilot = SoftmaxClassifier._pilot
+    pilot = sksoftmax._softmax.pilot
 
-    def recording(self, X, y, sample_weight, rows, **kwargs):
-        out = pilot(self, X, y, sample_weight, rows, **kwargs)
+    def recording(est, X, y, sample_weight, rows, **kwargs):
+        out = pilot(est, X, y, sample_weight, rows, **kwargs)
         pilots.append((out, kwargs.get("complete_epoch", True), rows.size))
         return out
 
-    monkeypatch.setattr(SoftmaxClassifier, "_pilot", recording)
+    monkeypatch.setattr(sksoftmax._softmax, "pilot", recording)
     steps = []
     clf = SoftmaxClassifier(random_state=0)
     clf._epoch_callback = lambda m: steps.append(

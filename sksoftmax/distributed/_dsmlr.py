@@ -204,7 +204,7 @@ class DSMLRFit:
 
     def _pilot(self, client, rows, partials, P, dtype, intercept):
         """The AdaGrad step scale by the single-process estimator's pilot
-        rule (``SoftmaxClassifier._pilot``, its constants), each trial a
+        rule (``_step_pilot.pilot``, its constants), each trial a
         DS-MLR pass over a sample of the rows from W = 0 on the cluster.
 
         Stage 1: every candidate of ``pilot_walk`` (PILOT_ETAS, walking on
@@ -220,7 +220,7 @@ class DSMLRFit:
         beyond (at most 6 m + 15 m rows), and holds no W of its own
         besides the trial's blocks.
         """
-        from .._softmax import (
+        from .._step_pilot import (
             ETA_NO_PILOT,
             PILOT_MAX_ROWS,
             PILOT_MIN_ROWS,
