@@ -151,9 +151,9 @@ def main():
     elif args.prediction:
         return prediction(args, args.out)
     if args.memory_gib:
-        from sksoftmax import _softmax
+        from sksoftmax import _solver_choice
 
-        _softmax._available_memory = lambda: int(args.memory_gib * 2**30)
+        _solver_choice.available_memory = lambda: int(args.memory_gib * 2**30)
     K, D = args.n_classes, args.n_features
     out = Path(args.out) if args.out else RESULTS / (
         "million.md" if K == 1_000_000 else f"million_{K}.md"

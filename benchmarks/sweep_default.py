@@ -2,7 +2,9 @@
 
 For the leave-one-dataset-out check of a package constant: each value of
 the setting (a constructor parameter, a module constant of
-``sksoftmax._softmax`` when written ``module:NAME``, or a parameter of
+``SoftmaxClassifier``'s modules (``sksoftmax._softmax``,
+``_solver_choice``, ``_step_pilot``, ...) when written ``module:NAME``,
+set in every module of the package that holds it, or a parameter of
 the solver's expert estimator when written ``solver_param:NAME``, with
 ``--solver`` naming the solver) is fitted on every
 set with ``random_state`` 0 .. seeds-1, everything else at its default;
@@ -40,27 +42,50 @@ def _parse(text):
         return text
 
 
-def run(name, setting, value, seeds, data, solver="auto"):
-    import sksoftmax._softmax as module
-    from sksoftmax import SoftmaxClassifier
+# the modules of SoftmaxClassifier whose constants ``module:NAME`` sets
+FRONT_DOOR = ("_softmax", "_solver_choice", "_step_pilot", "_held_out")
 
-    kwargs, saved, chooser = {}, None, None
+
+def _holders(attr):
+    """The package's modules that hold ``SoftmaxClassifier``'s constant
+    ``attr``: the module of FRONT_DOOR that defines it and every module
+    that imports it by name (the same object)."""
+    import importlib
+    import sys
+
+    for name in FRONT_DOOR:
+        owner = importlib.import_module(f"sksoftmax.{name}")
+        if hasattr(owner, attr):
+            break
+    else:
+        raise AttributeError(f"no module of SoftmaxClassifier holds {attr}")
+    return [
+        module for key, module in list(sys.modules.items())
+        if key.startswith("sksoftmax.")
+        and getattr(module, attr, None) is getattr(owner, attr)
+    ]
+
+
+def run(name, setting, value, seeds, data, solver="auto"):
+    from sksoftmax import SoftmaxClassifier, _solver_choice
+
+    kwargs, saved, chooser = {}, [], None
     if setting.startswith("module:"):
         attr = setting.split(":", 1)[1]
-        saved = getattr(module, attr)
-        setattr(module, attr, value)
+        for module in _holders(attr):
+            saved.append((module, getattr(module, attr)))
+            setattr(module, attr, value)
     elif setting.startswith("solver_param:"):
         # a parameter of the solver's expert estimator, set where the
-        # estimator sets the ones it chooses itself (_solver_params)
+        # estimator sets the ones it chooses itself for memory
+        # (_solver_choice.memory_params, which sets _solver_params)
         param = setting.split(":", 1)[1]
-        chooser = SoftmaxClassifier._choose_solver_verbosely
+        chooser = _solver_choice.memory_params
 
-        def choose(self, *args, **kw):
-            name = chooser(self, *args, **kw)
-            self._solver_params = {param: value}
-            return name
+        def choose(est, *args, **kw):
+            return {param: value}, ""
 
-        SoftmaxClassifier._choose_solver_verbosely = choose
+        _solver_choice.memory_params = choose
     else:
         kwargs[setting] = value
     losses, cpu, epochs = [], [], []
@@ -77,10 +102,10 @@ def run(name, setting, value, seeds, data, solver="auto"):
             losses.append(clf.log_loss(data["X_test"], data["y_test"]))
             epochs.append(clf.n_iter_)
     finally:
-        if saved is not None:
-            setattr(module, setting.split(":", 1)[1], saved)
+        for module, old in saved:
+            setattr(module, setting.split(":", 1)[1], old)
         if chooser is not None:
-            SoftmaxClassifier._choose_solver_verbosely = chooser
+            _solver_choice.memory_params = chooser
     return dict(
         set=name,
         solver=solver,

@@ -37,7 +37,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, validate_data
@@ -47,7 +47,6 @@ from ._base import (
     _canonical_csr,
     _check_targets,
     _encode_labels,
-    _prior_pseudo_weight,
 )
 from ._class_weight import (
     CLASS_WEIGHT_CONSTRAINTS,
@@ -56,14 +55,7 @@ from ._class_weight import (
 )
 from ._docstrings import fill_doc
 from ._epochs import improves
-from ._exact import ExactSolver
-from ._expert_solver import ExpertSolver
 from ._full_batch import (
-    FULL_BATCH_MAX_MADDS,
-    GTOL_PER_TOL,
-    MIN_DENSITY,
-    FullBatchSolver,
-    density,
     n_folds,
 )
 from ._held_out import (
@@ -79,41 +71,20 @@ from ._held_out import (
 from ._labels import encode_batch
 from ._new_classes import append_classes, grow_rows
 from ._prediction import SoftmaxPredictionMixin
-from ._registry import solver_classes
-from ._step_pilot import ETA_NO_PILOT, horizon_step, pilot
+from ._solver_choice import (
+    EXACT_MAX_MEMORY_SHARE,
+    EXPERT_SOLVERS,
+    SOLVERS,
+    choose_solver_verbosely,
+    new_solver,
+    prior_intercept,
+    row_classes,
+    snapshots_fit,
+    weight_bytes,
+    within_memory,
+)
+from ._step_pilot import horizon_step, pilot
 from .exceptions import DivergenceError
-
-# The sampled-class solvers: name -> expert estimator class (the registry's
-# entries with a solver name). 'exact' is the exact-gradient solver of
-# _exact.py, 'lbfgs' the full-batch solver of _full_batch.py.
-EXPERT_SOLVERS = solver_classes()
-SOLVERS = ("exact", "lbfgs") + tuple(EXPERT_SOLVERS)
-
-# solver='auto': fit takes the exact gradient while a row costs at most
-# this many multiply-adds, n_classes x (mean nnz per row + 1): between
-# the largest per-row cost of a benchmark set the exact solver won against
-# SCENT (5.4e5) and the least of one SCENT won (9.7e5), their geometric
-# mean (chosen leave-one-dataset-out by loo_solver_bound.py, since removed;
-# in git history)
-EXACT_MAX_MADDS = 7.2e5
-# partial_fit (one pass a call) takes it while a row costs at most this
-# many: a cost cap, so that a call's cost stays near a sampled pass's at
-# any number of classes beyond it
-STREAM_EXACT_MAX_MADDS = 5e5
-# and while the weights and one snapshot take at most this share of the
-# memory the machine has
-EXACT_MAX_MEMORY_SHARE = 0.5
-# the sampled-class solver beyond
-SAMPLED_DEFAULT = "scent"
-# A fit holds the solver's state (W and the method's W-sized arrays, e.g.
-# SCENT's momentum V) and, for the undo of a worse epoch, one snapshot of
-# it. With solver='auto', while that state and its snapshot take more than
-# EXACT_MAX_MEMORY_SHARE of the memory the sampled solver runs with these
-# parameters, which drop its W-sized arrays (SCENT: momentum off, no V);
-# and the undo keeps no snapshot (an epoch worse beyond the noise then
-# halves the step and is kept) while W and its copy would not fit there
-# (``_snapshots_fit``)
-LOW_MEMORY_PARAMS = {"scent": {"momentum": 1.0}}
 
 # The model is refitted on every row along the kept path when the held-out
 # rows are more than this share of the rows (below, the refit would cost
@@ -122,42 +93,6 @@ REFIT_MIN_SHARE = 0.01
 # The refit model's weight in its mean with the held-out phase's model
 # (equal weights: two runs of the same path)
 SOUP_WEIGHT = 0.5
-
-
-def _available_memory():
-    """Bytes of memory the machine has (0 if unknown)."""
-    try:
-        import os
-
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return 0
-
-
-def _extra_weight_copies(estimator):
-    """W-sized arrays a sampled solver's estimator keeps beyond W: SCENT's
-    momentum V (momentum < 1), the iterate average (``average``)."""
-    params = estimator.get_params()
-    momentum = params.get("momentum", 1.0)
-    return int(momentum < 1.0) + int(bool(params.get("average", False)))
-
-
-def _row_classes(estimator):
-    """Classes a training row of a sampled solver meets per update (its
-    scores and gradient cost about this many times (nnz + 1) each): the
-    minibatch's in-batch negatives (SCENT's ``batch_size``), else the
-    sampled classes plus the row's own."""
-    params = estimator.get_params()
-    if "negatives" in params and isinstance(params.get("batch_size"), Integral):
-        return params["batch_size"]
-    sampled = params.get("n_sampled_classes")
-    return (sampled if isinstance(sampled, Integral) else 1) + 1
-
-
-def _mean_nnz(X):
-    if sp.issparse(X):
-        return X.nnz / max(X.shape[0], 1)
-    return float(X.shape[1])
 
 
 @fill_doc
@@ -392,117 +327,6 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             raise AttributeError("intercept_: the model is not fitted yet")
         return solver.b
 
-    # --------------------------------------------------- solver choice
-    def _choose_solver(self, n_classes, X, streaming=False):
-        """(name, reason) of the solver ``solver='auto'`` takes.
-
-        For dense data (at least MIN_DENSITY of X's entries nonzero, in
-        either format) while the penalty path (about PATH_PASSES passes
-        over the rows) costs at most FULL_BATCH_MAX_MADDS multiply-adds,
-        'lbfgs' (not for ``partial_fit``, ``streaming``: one pass a
-        call).
-
-        The exact gradient costs n_classes x (nnz + 1) multiply-adds and
-        n_classes exponentials per row, and gives each row's full
-        information; the sampled solvers cost a few classes per row but
-        need many more epochs and, at equal epochs, end further from the
-        optimum (benchmarks/results/large_k_*.md). The
-        exact solver is taken while a row costs at most EXACT_MAX_MADDS
-        multiply-adds (``streaming``: STREAM_EXACT_MAX_MADDS) and its
-        weights plus one snapshot fit in EXACT_MAX_MEMORY_SHARE of the
-        machine's memory.
-        """
-        if self.solver != "auto":
-            return self.solver, "solver given"
-        folds = 0 if streaming else n_folds(
-            X.shape[0], n_classes, X, self.validation_fraction
-        )
-        if folds >= 1:
-            share = density(X)
-            if share >= MIN_DENSITY:
-                return "lbfgs", (
-                    f"dense data ({share:.0%} of the entries nonzero), "
-                    f"{X.shape[0]} rows x {n_classes} classes x "
-                    f"{X.shape[1]} features: the penalty path costs at most"
-                    f" {FULL_BATCH_MAX_MADDS:.3g} multiply-adds ({folds} "
-                    "folds)"
-                )
-        nnz = _mean_nnz(X)
-        madds = n_classes * (nnz + float(self.fit_intercept))
-        memory = 2.0 * self._weight_bytes(n_classes, X)
-        available = _available_memory()
-        bound = STREAM_EXACT_MAX_MADDS if streaming else EXACT_MAX_MADDS
-        if madds > bound:
-            return SAMPLED_DEFAULT, (
-                f"{n_classes} classes x {nnz:.1f} nonzeros per row = "
-                f"{madds:.3g} multiply-adds per row for the exact gradient,"
-                f" more than {bound:.3g}"
-                + (" (partial_fit: one pass a call)" if streaming else "")
-            )
-        if available and memory > EXACT_MAX_MEMORY_SHARE * available:
-            return SAMPLED_DEFAULT, (
-                f"the weights and their snapshot take {memory / 2**30:.1f}"
-                f" GiB, more than half of the {available / 2**30:.1f} GiB "
-                "of memory"
-            )
-        return "exact", (
-            f"{madds:.3g} multiply-adds per row for the exact gradient "
-            f"(at most {bound:.3g})"
-        )
-
-    def _weight_bytes(self, n_classes, X):
-        """Bytes of W: n_classes x n_features in X's dtype."""
-        return float(n_classes) * X.shape[1] * np.dtype(X.dtype).itemsize
-
-    def _memory_params(self, name, n_classes, X):
-        """(params, reason): the parameters ``solver='auto'`` gives the
-        sampled solver ``name`` for memory, and why.
-
-        The fit holds the solver's state, W and the method's W-sized
-        arrays (``_extra_weight_copies``: SCENT's momentum), plus one
-        snapshot of it for the undo. While the two take more than
-        EXACT_MAX_MEMORY_SHARE of the machine's memory, the method runs
-        with LOW_MEMORY_PARAMS, which drop the W-sized arrays (SCENT:
-        momentum=1.0, no V); within it, with its defaults.
-        """
-        low = LOW_MEMORY_PARAMS.get(name)
-        if self.solver != "auto" or not low:
-            return {}, ""
-        default = EXPERT_SOLVERS[name]()
-        copies = 1 + _extra_weight_copies(default)
-        reduced = 1 + _extra_weight_copies(default.set_params(**low))
-        w_bytes = self._weight_bytes(n_classes, X)
-        available = _available_memory()
-        need = 2.0 * copies * w_bytes
-        if copies == reduced or not available or (
-            need <= EXACT_MAX_MEMORY_SHARE * available
-        ):
-            return {}, ""
-        given = ", ".join(f"{k}={v!r}" for k, v in low.items())
-        return dict(low), (
-            f"; with {given}: W and its {copies - 1} W-sized arrays, twice "
-            f"(a snapshot), take {need / 2**30:.1f} GiB, more than "
-            f"{EXACT_MAX_MEMORY_SHARE:g} of the {available / 2**30:.1f} GiB "
-            f"of memory ({2.0 * reduced * w_bytes / 2**30:.1f} GiB with "
-            f"{given})"
-        )
-
-    def _snapshots_fit(self, X):
-        """Whether ``fit`` keeps a snapshot of the solver's state for the
-        undo: the state (W and the method's W-sized arrays) twice within
-        EXACT_MAX_MEMORY_SHARE of the memory (always when the memory is
-        unknown). Without, an epoch worse beyond the held-out rows' noise
-        halves the step and is kept, and a diverging epoch raises."""
-        available = _available_memory()
-        if not available:
-            return True
-        solver = self._solver
-        copies = 1
-        if isinstance(solver, ExpertSolver):
-            copies += _extra_weight_copies(solver.estimator)
-        w_bytes = self._weight_bytes(self.classes_.shape[0], X)
-        return 2.0 * copies * w_bytes <= EXACT_MAX_MEMORY_SHARE * available
-
     def _held_out_cap(self, n_classes, X, n_train):
         """Most held-out rows whose exact scoring after an epoch costs at
         most VALIDATION_COST_SHARE of the epoch's multiply-adds (at least
@@ -519,59 +343,9 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         if name in ("exact", "lbfgs"):
             met = n_classes
         else:
-            met = min(n_classes, _row_classes(EXPERT_SOLVERS[name]()))
+            met = min(n_classes, row_classes(EXPERT_SOLVERS[name]()))
         cap = int(VALIDATION_COST_SHARE * 2.0 * n_train * met / n_classes)
         return max(cap, MIN_VALIDATION_ROWS)
-
-    def _make_solver(self, name, n_threads):
-        if name == "lbfgs":
-            return FullBatchSolver(
-                eta=ETA_NO_PILOT if self.eta0 == "auto" else float(self.eta0),
-                alpha=float(self.alpha),
-                fit_intercept=self.fit_intercept,
-                n_threads=n_threads,
-                tol=0.0 if self.tol is None else GTOL_PER_TOL * self.tol,
-                max_iter=self.max_iter,
-            )
-        if name == "exact":
-            eta = ETA_NO_PILOT if self.eta0 == "auto" else float(self.eta0)
-            return ExactSolver(
-                eta=eta,
-                alpha=float(self.alpha),
-                fit_intercept=self.fit_intercept,
-                n_threads=n_threads,
-                adaptive=self.__dict__.get("step_rule_") != "constant",
-            )
-        cls = EXPERT_SOLVERS[name]
-        params = dict(
-            alpha=self.alpha,
-            fit_intercept=self.fit_intercept,
-            eta0=self.eta0,
-            random_state=self._seed(),
-            shuffle=self.shuffle,
-        )
-        if "n_jobs" in cls().get_params():
-            params["n_jobs"] = self.n_jobs
-        if self.allow_new_classes:
-            # the expert adds the classes this estimator adds
-            params["allow_new_classes"] = True
-        # solver='auto' at memory's limit (_memory_params)
-        params.update(self.__dict__.get("_solver_params", {}))
-        return ExpertSolver(clone(cls(**params)))
-
-    def _choose_solver_verbosely(self, n_classes, X, streaming=False):
-        """Set ``solver_`` and the parameters memory asks of it (saying
-        why with ``verbose``); returns it."""
-        name, reason = self._choose_solver(n_classes, X, streaming)
-        self.solver_ = name
-        self._solver_params, note = (
-            self._memory_params(name, n_classes, X)
-            if name not in ("exact", "lbfgs")
-            else ({}, "")
-        )
-        if self.verbose:
-            print(f"SoftmaxClassifier: solver {name!r}: {reason}{note}")
-        return name
 
     def _initial_step_rule(self):
         """The exact solver's step rule before any race: per-feature
@@ -581,19 +355,6 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         if self.solver_ != "exact":
             return None
         return self.__dict__.get("_exact_step_rule") or "adagrad"
-
-    def _new_solver(self, X, y, sample_weight):
-        """A fresh ``solver_`` for X's shape and dtype, its intercepts at
-        the log class prior of the rows (y, sample_weight)."""
-        n_classes = self.classes_.shape[0]
-        counts = np.bincount(y, weights=sample_weight, minlength=n_classes)
-        self._solver = self._make_solver(self.solver_, self._n_threads())
-        self._solver.setup(
-            n_classes,
-            X.shape[1],
-            X.dtype,
-            self._prior_intercept(counts),
-        )
 
     def _check_allow_new_classes(self):
         """``allow_new_classes``; a ValueError with solver='bound'."""
@@ -670,7 +431,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         self._rng = self._new_rng()
 
         if not warm:
-            self._choose_solver_verbosely(n_classes, X)
+            choose_solver_verbosely(self, n_classes, X)
             # AdaGrad, unless the race after the held-out phase
             # (_race_step_rules) picks the constant step
             self.step_rule_ = self._initial_step_rule()
@@ -705,7 +466,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             w_val = w_val / w_val.sum()
 
         if not warm:
-            self._new_solver(X, y_enc[train], sample_weight[train])
+            new_solver(self, X, y_enc[train], sample_weight[train])
         self.n_iter_ = 0
         self.loss_curve_ = []
         self.validation_loss_ = [] if val is not None else None
@@ -772,8 +533,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         mean = np.average(X, axis=0, weights=w).astype(np.float64)
         if not np.any(mean):
             return None
-        available = _available_memory()
-        if available and X.nbytes > EXACT_MAX_MEMORY_SHARE * available:
+        if not within_memory(X.nbytes):
             if self.verbose:
                 print(
                     "Dense rows not centred: their copy would take more "
@@ -851,7 +611,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
     def _fit_full_batch_threads(self, X, y, sample_weight, warm):
         n, n_features = X.shape
         if not warm:
-            self._new_solver(X, y, sample_weight)
+            new_solver(self, X, y, sample_weight)
         solver = self._solver
         self._row_shift = None
         self.validation_loss_ = None
@@ -948,8 +708,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         best, snap, n_bad = np.inf, None, 0
         best_rows = None
         self.best_iter_ = 0
-        # no snapshot where W and its copy would not fit (_snapshots_fit)
-        keep = held_out is not None and self._snapshots_fit(X)
+        # no snapshot where W and its copy would not fit (snapshots_fit)
+        keep = held_out is not None and snapshots_fit(self, X)
         if self.verbose and held_out is not None and not keep:
             print(
                 "No snapshot of the model for the undo: the solver's state "
@@ -984,7 +744,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         tol = 0.0 if self.tol is None else self.tol
 
         def from_start(eta):
-            self._new_solver(X, y[rows], sample_weight[rows])
+            new_solver(self, X, y[rows], sample_weight[rows])
             self._solver.eta = eta
             return [], np.inf, None, False
 
@@ -1069,7 +829,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 self._solver.eta = 0.5 * self._solver.eta
             elif worse and (snap is None or not own):
                 # no snapshot of this phase's best to go back to
-                # (_snapshots_fit, or a restart's phase behind an earlier
+                # (snapshots_fit, or a restart's phase behind an earlier
                 # one): the epoch is kept and the next ones take half the
                 # step
                 self._solver.eta = 0.5 * self._solver.eta
@@ -1149,9 +909,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             or self.__dict__.get("_exact_step_rule") is not None
         ):
             return False
-        available = _available_memory()
-        need = 3.0 * self._weight_bytes(self.classes_.shape[0], X)
-        if available and need > EXACT_MAX_MEMORY_SHARE * available:
+        need = 3.0 * weight_bytes(self.classes_.shape[0], X)
+        if not within_memory(need):
             if self.verbose:
                 print(
                     "No step-rule race: three copies of the weights would "
@@ -1198,7 +957,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 f"(epoch {a_best}); the constant step from the start, "
                 f"given up after {budget} epochs unless below it"
             )
-        self._new_solver(X, y[rows], sample_weight[rows])
+        new_solver(self, X, y[rows], sample_weight[rows])
         try:
             b_path = self._descend(
                 X, y, sample_weight, rows, held_out, False,
@@ -1284,7 +1043,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         ``path`` (the held-out rows' choice of steps and epochs)."""
         if not path:
             return
-        self._new_solver(X, y, sample_weight)
+        new_solver(self, X, y, sample_weight)
         if self.verbose:
             print(
                 f"Refit on all {X.shape[0]} rows: {len(path)} epochs, steps "
@@ -1342,19 +1101,6 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         if self.shuffle:
             return self._rng.permutation(rows).astype(np.intp)
         return np.asarray(rows, dtype=np.intp)
-
-    def _prior_intercept(self, counts):
-        """Log class prior with one pseudo-row spread over the classes
-        (a class without rows gets a small, finite intercept), of weight 1
-        or the smallest positive class total when that is less
-        (``_base._prior_pseudo_weight``)."""
-        if not self.fit_intercept:
-            return None
-        total = counts.sum()
-        if total <= 0:
-            return None
-        pseudo = _prior_pseudo_weight(counts, 1.0)
-        return np.log((counts + pseudo / counts.shape[0]) / (total + pseudo))
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
@@ -1423,7 +1169,9 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         if not first and n_classes > n_old:
             # the new classes start at the class prior of the rows so far
             # (this batch's included), their rows of W at zero
-            prior = self._prior_intercept(self._partial_fit_counts)
+            prior = prior_intercept(
+                self.fit_intercept, self._partial_fit_counts
+            )
             self._solver.grow(
                 n_classes, None if prior is None else prior[n_old:]
             )
@@ -1435,10 +1183,10 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                     "takes 'exact' or 'scent' for a stream)."
                 )
             self._rng = self._new_rng()
-            name = self._choose_solver_verbosely(n_classes, X, True)
+            name = choose_solver_verbosely(self, n_classes, X, True)
             # a stream has no held-out phase to race the step rules on
             self.step_rule_ = self._initial_step_rule()
-            self._new_solver(X, y_enc, sample_weight)
+            new_solver(self, X, y_enc, sample_weight)
             self.loss_curve_ = []
             self.n_iter_ = 0
             # the first batch's column means centre every dense batch

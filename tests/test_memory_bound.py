@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import sklearn
 
-from sksoftmax import SoftmaxClassifier, _softmax
+from sksoftmax import SoftmaxClassifier, _softmax, _solver_choice
 from sksoftmax._expert_solver import ExpertSolver
 from sksoftmax.datasets import make_softmax_classification
 
@@ -24,8 +24,8 @@ def costly():
         background_exponent=0.0, random_state=0, dtype=np.float32,
     )
     y = np.unique(y, return_inverse=True)[1]
-    madds = (y.max() + 1) * (_softmax._mean_nnz(X) + 1)
-    assert madds > _softmax.EXACT_MAX_MADDS
+    madds = (y.max() + 1) * (_solver_choice.mean_nnz(X) + 1)
+    assert madds > _solver_choice.EXACT_MAX_MADDS
     return X, y
 
 
@@ -36,10 +36,10 @@ def _w_bytes(X, y):
 def test_auto_keeps_scent_momentum_when_memory_allows(costly):
     X, y = costly
     clf = SoftmaxClassifier(random_state=0)
-    clf._choose_solver_verbosely(y.max() + 1, X)
+    _solver_choice.choose_solver_verbosely(clf, y.max() + 1, X)
     assert clf.solver_ == "scent" and clf._solver_params == {}
     clf._rng = np.random.RandomState(0)
-    assert clf._make_solver("scent", 1).estimator.momentum == 0.1
+    assert _solver_choice.make_solver(clf, "scent", 1).estimator.momentum == 0.1
 
 
 def test_auto_drops_momentum_and_snapshots_when_memory_is_short(
@@ -48,13 +48,13 @@ def test_auto_drops_momentum_and_snapshots_when_memory_is_short(
     X, y = costly
     w = _w_bytes(X, y)
     # W and V, twice, exceed half the memory; W twice still fits
-    monkeypatch.setattr(_softmax, "_available_memory", lambda: int(7 * w))
+    monkeypatch.setattr(_solver_choice, "available_memory", lambda: int(7 * w))
     clf = SoftmaxClassifier(random_state=0, max_iter=2, verbose=1)
-    clf._choose_solver_verbosely(y.max() + 1, X)
+    _solver_choice.choose_solver_verbosely(clf, y.max() + 1, X)
     assert clf._solver_params == {"momentum": 1.0}
     assert "momentum=1.0" in capsys.readouterr().out
     # and below W twice: neither V nor a snapshot
-    monkeypatch.setattr(_softmax, "_available_memory", lambda: int(3 * w))
+    monkeypatch.setattr(_solver_choice, "available_memory", lambda: int(3 * w))
     snapshots = []
     monkeypatch.setattr(
         ExpertSolver, "snapshot", lambda self, into=None: snapshots.append(1)
@@ -69,7 +69,7 @@ def test_auto_drops_momentum_and_snapshots_when_memory_is_short(
     assert clf.best_iter_ == len(clf.validation_loss_)
     # the user's solver='scent' keeps its own default
     clf = SoftmaxClassifier(solver="scent", random_state=0)
-    clf._choose_solver_verbosely(y.max() + 1, X)
+    _solver_choice.choose_solver_verbosely(clf, y.max() + 1, X)
     assert clf._solver_params == {}
 
 

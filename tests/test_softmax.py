@@ -13,6 +13,7 @@ from scipy.special import logsumexp
 import sksoftmax._softmax
 from sksoftmax import SoftmaxClassifier
 from sksoftmax._held_out import split_rows
+from sksoftmax._solver_choice import choose_solver
 from sksoftmax.datasets import make_softmax_classification
 from sksoftmax.exceptions import DivergenceError
 
@@ -56,34 +57,34 @@ def test_auto_takes_exact_for_few_multiply_adds(problem):
     # the same rows dense (in either format) and small: 'lbfgs'
     rng = np.random.RandomState(0)
     dense = rng.randn(*X.shape)
-    name, _ = SoftmaxClassifier()._choose_solver(30, dense)
+    name, _ = choose_solver(SoftmaxClassifier(), 30, dense)
     assert name == "lbfgs"
-    name, _ = SoftmaxClassifier()._choose_solver(30, sp.csr_matrix(dense))
+    name, _ = choose_solver(SoftmaxClassifier(), 30, sp.csr_matrix(dense))
     assert name == "lbfgs"
     # 10x the rows: the path would cost more than FULL_BATCH_MAX_MADDS
-    name, _ = SoftmaxClassifier()._choose_solver(30, np.vstack([dense] * 10))
+    name, _ = choose_solver(SoftmaxClassifier(), 30, np.vstack([dense] * 10))
     assert name == "exact"
 
 
 def test_auto_takes_a_sampled_solver_when_rows_are_costly():
-    from sksoftmax._softmax import EXACT_MAX_MADDS, STREAM_EXACT_MAX_MADDS
+    from sksoftmax._solver_choice import EXACT_MAX_MADDS, STREAM_EXACT_MAX_MADDS
 
     # 300 dense features: 301 multiply-adds per row and class
     rng = np.random.RandomState(0)
     X = rng.randn(4000, 300)
     clf = SoftmaxClassifier(random_state=0)
     beyond = int(EXACT_MAX_MADDS // 301) + 1
-    name, reason = clf._choose_solver(beyond, X)
+    name, reason = choose_solver(clf, beyond, X)
     assert name == "scent" and "multiply-adds" in reason
-    assert clf._choose_solver(beyond - 1, X)[0] == "exact"
+    assert choose_solver(clf, beyond - 1, X)[0] == "exact"
     # partial_fit's bound is lower: between the two, fit takes the exact
     # gradient and a stream SCENT
     between = int(STREAM_EXACT_MAX_MADDS // 301) + 1
     assert STREAM_EXACT_MAX_MADDS < EXACT_MAX_MADDS
-    assert clf._choose_solver(between, X)[0] == "exact"
-    name, reason = clf._choose_solver(between, X, streaming=True)
+    assert choose_solver(clf, between, X)[0] == "exact"
+    name, reason = choose_solver(clf, between, X, streaming=True)
     assert name == "scent" and "partial_fit" in reason
-    assert clf._choose_solver(between - 1, X, streaming=True)[0] == "exact"
+    assert choose_solver(clf, between - 1, X, streaming=True)[0] == "exact"
 
 
 def test_early_stopping_picks_the_best_epoch_then_refits_on_all_rows(
