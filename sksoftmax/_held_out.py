@@ -2,12 +2,18 @@
 
 Which rows are held out (each class's share of its latest rows, or random
 folds for the full-batch penalty path), how many (``validation_fraction``
-within a cost cap), and whether one model's per-row held-out losses are
-worse than another's beyond the noise of those rows. The derivations are
-in the user guide.
+within a cost cap), whether the fit refits on every row after them, what
+a fit does on data with none to spare, and whether one model's per-row
+held-out losses are worse than another's beyond the noise of those rows.
+The derivations are in the user guide.
 """
 
+import inspect
+import warnings
+
 import numpy as np
+
+from ._solver_choice import EXPERT_SOLVERS, row_classes
 
 # Held-out rows (early_stopping): validation_fraction of the rows, at most
 # this many, so that scoring them after each epoch costs at most a tenth of
@@ -17,7 +23,7 @@ MAX_VALIDATION_ROWS = 10_000
 # multiply-adds a row) cost this share of the epoch's multiply-adds
 # (2 x (nnz + 1) per row and class a training row meets: all n_classes for
 # 'exact', where the cap never binds below validation_fraction=0.45, a
-# few hundred for a sampled solver: ``_held_out_cap``), but not fewer than
+# few hundred for a sampled solver: ``held_out_cap``), but not fewer than
 # MIN_VALIDATION_ROWS (below, the held-out loss is too noisy to stop on)
 VALIDATION_COST_SHARE = 0.5
 MIN_VALIDATION_ROWS = 100
@@ -25,6 +31,10 @@ MIN_VALIDATION_ROWS = 100
 # than the best epoch's by more than this many standard errors of the
 # paired per-row differences
 SIGNIFICANCE_Z = 2.0
+# The model is refitted on every row along the kept path when the held-out
+# rows are more than this share of the rows (below, the refit would cost
+# the kept epochs again for at most 1% more rows)
+REFIT_MIN_SHARE = 0.01
 
 
 class NoHeldOutRows(ValueError):
@@ -167,3 +177,96 @@ def random_folds(n, n_folds, validation_fraction, sample_weight, rng):
     if not folds:
         check_n_held_out(n, n_val, validation_fraction, trainable=False)
     return folds
+
+
+def refits(n_val, n_rows, warm):
+    """Whether ``fit`` fits again on every row after the held-out phase:
+    not warm, and more than REFIT_MIN_SHARE of the ``n_rows`` rows held
+    out (``n_val``)."""
+    return not warm and n_val > REFIT_MIN_SHARE * n_rows
+
+
+def held_out_cap(est, n_classes, X, n_train):
+    """Most held-out rows whose exact scoring after an epoch costs at
+    most VALIDATION_COST_SHARE of the epoch's multiply-adds (at least
+    MIN_VALIDATION_ROWS), for the estimator ``est``'s ``solver_``.
+
+    Scoring a row costs n_classes x (nnz + 1) multiply-adds; an epoch
+    2 x (nnz + 1) per training row and class the row meets (scores and
+    gradient): n_classes for 'exact', ``row_classes`` for a sampled
+    solver (SCENT: its minibatch's 128 classes). At many classes and
+    a sampled solver the held-out rows are then a few hundred rather
+    than MAX_VALIDATION_ROWS, whose scoring would cost many epochs.
+    """
+    name = est.solver_
+    if name in ("exact", "lbfgs"):
+        met = n_classes
+    else:
+        met = min(n_classes, row_classes(EXPERT_SOLVERS[name]()))
+    cap = int(VALIDATION_COST_SHARE * 2.0 * n_train * met / n_classes)
+    return max(cap, MIN_VALIDATION_ROWS)
+
+
+def fit_rows(est, X, y_enc, sample_weight, warm):
+    """(train, held_out) of the estimator ``est``'s ``fit``: the training
+    rows (indices into X: no copy) and the held-out rows (X_val, y_val,
+    w_val), their weights normalised so that a vector of per-row losses
+    ``@ w_val`` is the mean; held_out is None without ``early_stopping``
+    or on data with no rows to hold out (``fit_without_held_out``)."""
+    train = np.arange(X.shape[0])
+    if not est.early_stopping:
+        return train, None
+    try:
+        val, train = _split(est, X, y_enc, sample_weight, warm)
+    except NoHeldOutRows as exc:
+        fit_without_held_out(est, exc)
+        return train, None
+    X_val, y_val, w_val = X[val], y_enc[val], sample_weight[val]
+    if w_val.sum() <= 0:
+        w_val = np.ones_like(w_val)
+    return train, (X_val, y_val, w_val / w_val.sum())
+
+
+def _split(est, X, y_enc, sample_weight, warm):
+    """The held-out and training rows of ``early_stopping``, or
+    ``NoHeldOutRows`` when the data has none to spare."""
+    n_classes = est.classes_.shape[0]
+    n_val = int(np.ceil(est.validation_fraction * X.shape[0]))
+    n_val = min(
+        n_val,
+        MAX_VALIDATION_ROWS,
+        held_out_cap(est, n_classes, X, X.shape[0] - n_val),
+    )
+    check_n_held_out(X.shape[0], n_val, est.validation_fraction)
+    # with a refit on every row (more than REFIT_MIN_SHARE held
+    # out) each class keeps a training row; without, the held-out
+    # phase's model is the one returned, and the held-out rows are
+    # drawn as test rows are
+    refit = refits(n_val, X.shape[0], warm)
+    val, train = split_rows(y_enc, n_classes, n_val, est._rng, refit)
+    if sample_weight[train].sum() <= 0:
+        check_n_held_out(
+            X.shape[0], n_val, est.validation_fraction, trainable=False
+        )
+    return val, train
+
+
+def fit_without_held_out(est, exc):
+    """``early_stopping='auto'`` on data with no rows to hold out:
+    warn and go on without (as LogisticRegression fits such data);
+    ``early_stopping=True``, or a ``validation_fraction`` set by the
+    user, asked for held-out rows that cannot be had: raise."""
+    default = inspect.signature(type(est)).parameters[
+        "validation_fraction"
+    ].default
+    if est.early_stopping != "auto" or est.validation_fraction != default:
+        raise ValueError(
+            f"{exc}; change validation_fraction or set "
+            "early_stopping=False."
+        ) from None
+    warnings.warn(
+        f"{exc}: fitting on every row without held-out rows (the "
+        "epochs stop on the training loss, as with "
+        "early_stopping=False).",
+        UserWarning,
+    )

@@ -30,7 +30,6 @@ The rule is explained in the user guide
 defaults are in ``benchmarks/results/`` (``defaults_summary.md``).
 """
 
-import inspect
 import time
 import warnings
 from numbers import Integral, Real
@@ -48,6 +47,7 @@ from ._base import (
     _check_targets,
     _encode_labels,
 )
+from ._centring import centred, column_shift, shift_intercepts
 from ._class_weight import (
     CLASS_WEIGHT_CONSTRAINTS,
     weigh_fit_rows,
@@ -59,26 +59,22 @@ from ._full_batch import (
     n_folds,
 )
 from ._held_out import (
-    MAX_VALIDATION_ROWS,
-    MIN_VALIDATION_ROWS,
-    VALIDATION_COST_SHARE,
     NoHeldOutRows,
-    check_n_held_out,
+    fit_rows,
+    fit_without_held_out,
     random_folds,
+    refits,
     significantly_worse,
-    split_rows,
 )
 from ._labels import encode_batch
 from ._new_classes import append_classes, grow_rows
 from ._prediction import SoftmaxPredictionMixin
 from ._solver_choice import (
     EXACT_MAX_MEMORY_SHARE,
-    EXPERT_SOLVERS,
     SOLVERS,
     choose_solver_verbosely,
     new_solver,
     prior_intercept,
-    row_classes,
     snapshots_fit,
     weight_bytes,
     within_memory,
@@ -86,10 +82,6 @@ from ._solver_choice import (
 from ._step_pilot import horizon_step, pilot
 from .exceptions import DivergenceError
 
-# The model is refitted on every row along the kept path when the held-out
-# rows are more than this share of the rows (below, the refit would cost
-# the kept epochs again for at most 1% more rows)
-REFIT_MIN_SHARE = 0.01
 # The refit model's weight in its mean with the held-out phase's model
 # (equal weights: two runs of the same path)
 SOUP_WEIGHT = 0.5
@@ -327,26 +319,6 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             raise AttributeError("intercept_: the model is not fitted yet")
         return solver.b
 
-    def _held_out_cap(self, n_classes, X, n_train):
-        """Most held-out rows whose exact scoring after an epoch costs at
-        most VALIDATION_COST_SHARE of the epoch's multiply-adds (at least
-        MIN_VALIDATION_ROWS).
-
-        Scoring a row costs n_classes x (nnz + 1) multiply-adds; an epoch
-        2 x (nnz + 1) per training row and class the row meets (scores and
-        gradient): n_classes for 'exact', ``_row_classes`` for a sampled
-        solver (SCENT: its minibatch's 128 classes). At many classes and
-        a sampled solver the held-out rows are then a few hundred rather
-        than MAX_VALIDATION_ROWS, whose scoring would cost many epochs.
-        """
-        name = self.solver_
-        if name in ("exact", "lbfgs"):
-            met = n_classes
-        else:
-            met = min(n_classes, row_classes(EXPERT_SOLVERS[name]()))
-        cap = int(VALIDATION_COST_SHARE * 2.0 * n_train * met / n_classes)
-        return max(cap, MIN_VALIDATION_ROWS)
-
     def _initial_step_rule(self):
         """The exact solver's step rule before any race: per-feature
         AdaGrad, unless the private ``_exact_step_rule`` forces one
@@ -437,40 +409,24 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             self.step_rule_ = self._initial_step_rule()
         if self.solver_ == "lbfgs":
             return self._fit_full_batch(X, y_enc, sample_weight, warm)
-        # the exact solver fits dense rows centred (_column_shift): the same
+        # the exact solver fits dense rows centred (column_shift): the same
         # objective, the column means moved into the intercepts at the end
         shift = None
         if self.solver_ == "exact":
-            shift = self._column_shift(X, sample_weight)
+            shift = column_shift(self, X, sample_weight)
         if shift is not None:
-            X = np.subtract(X, shift.astype(X.dtype), dtype=X.dtype)
+            X = centred(X, shift)
         self._fit_shift = shift
         if shift is not None and warm:
-            self._shift_intercepts(shift, +1.0)
-        train = np.arange(X.shape[0])
-        val = None
-        if self.early_stopping:
-            try:
-                val, train = self._held_out_split(
-                    X, y_enc, sample_weight, n_classes, warm
-                )
-            except NoHeldOutRows as exc:
-                self._fit_without_held_out(exc)
+            shift_intercepts(self._solver, shift, +1.0)
         # the training rows are indices into X (the kernels take any index
         # array as an epoch's order): no copy of X
-        if val is not None:
-            X_val, y_val, w_val = X[val], y_enc[val], sample_weight[val]
-            if w_val.sum() <= 0:
-                w_val = np.ones_like(w_val)
-            # normalised: a vector of per-row losses @ w_val is the mean
-            w_val = w_val / w_val.sum()
-
+        train, held_out = fit_rows(self, X, y_enc, sample_weight, warm)
         if not warm:
             new_solver(self, X, y_enc[train], sample_weight[train])
         self.n_iter_ = 0
         self.loss_curve_ = []
-        self.validation_loss_ = [] if val is not None else None
-        held_out = (X_val, y_val, w_val) if val is not None else None
+        self.validation_loss_ = [] if held_out is not None else None
         # (the step-rule race runs its second rule on the same row orders)
         orders = self._rng.get_state()
         path = self._descend(X, y_enc, sample_weight, train, held_out, warm)
@@ -478,10 +434,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             path = self._race_step_rules(
                 X, y_enc, sample_weight, train, held_out, path, orders
             )
-        if (
-            val is not None
-            and not warm
-            and val.shape[0] > REFIT_MIN_SHARE * X.shape[0]
+        if held_out is not None and refits(
+            held_out[0].shape[0], X.shape[0], warm
         ):
             # the held-out rows chose the steps and the epochs; the model
             # is then fitted again on every row along the same path
@@ -503,98 +457,12 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                     )
             del kept
         if shift is not None:
-            self._shift_intercepts(shift, -1.0)
+            shift_intercepts(self._solver, shift, -1.0)
         self.__dict__.pop("_fit_shift", None)
         # partial_fit centres its dense rows by the same means
         self._row_shift = shift
         self.eta0_ = float(self._solver.eta)
         return self
-
-    def _column_shift(self, X, sample_weight):
-        """m, the weighted column means by which the exact solver centres
-        dense rows (with intercepts), or None: the rows are then used as
-        they are. The caller centres a copy; X itself is not modified.
-
-        Per-feature AdaGrad steps are invariant to a feature's scale, not
-        to its offset: on uncentred columns (tabular data) the exact
-        solver ends well above LogisticRegression (the user guide,
-        "Centring dense columns"). The penalty is on W, which the shift does not
-        change, so the objective is the same. Not when the means are all
-        zero, nor when the copy would take more than
-        EXACT_MAX_MEMORY_SHARE of the memory (X is then fitted as it is).
-        ``partial_fit`` centres its dense rows by the means of ``fit`` or
-        of its first batch (``_row_shift``), so that its passes continue
-        in the same coordinates.
-        """
-        if sp.issparse(X) or not self.fit_intercept or X.shape[0] == 0:
-            return None
-        total = sample_weight.sum()
-        w = sample_weight / total if total > 0 else None
-        mean = np.average(X, axis=0, weights=w).astype(np.float64)
-        if not np.any(mean):
-            return None
-        if not within_memory(X.nbytes):
-            if self.verbose:
-                print(
-                    "Dense rows not centred: their copy would take more "
-                    f"than {EXACT_MAX_MEMORY_SHARE:g} of the memory"
-                )
-            return None
-        if self.verbose:
-            print("Dense rows centred (their column means go into the "
-                  "intercepts at the end of the fit)")
-        return mean
-
-    def _shift_intercepts(self, shift, sign):
-        """b += sign W m: the model in centred coordinates (+1) or back in
-        the rows' own (-1), in place."""
-        solver = self._solver
-        solver.finalize()
-        moved = solver.coef_view().astype(np.float64) @ shift
-        b = solver.b
-        b[...] = (b.astype(np.float64) + sign * moved).astype(b.dtype)
-
-    def _held_out_split(self, X, y_enc, sample_weight, n_classes, warm):
-        """The held-out and training rows of ``early_stopping``, or
-        ``NoHeldOutRows`` when the data has none to spare."""
-        n_val = int(np.ceil(self.validation_fraction * X.shape[0]))
-        n_val = min(
-            n_val,
-            MAX_VALIDATION_ROWS,
-            self._held_out_cap(n_classes, X, X.shape[0] - n_val),
-        )
-        check_n_held_out(X.shape[0], n_val, self.validation_fraction)
-        # with a refit on every row (more than REFIT_MIN_SHARE held
-        # out) each class keeps a training row; without, the held-out
-        # phase's model is the one returned, and the held-out rows are
-        # drawn as test rows are
-        refit = not warm and n_val > REFIT_MIN_SHARE * X.shape[0]
-        val, train = split_rows(y_enc, n_classes, n_val, self._rng, refit)
-        if sample_weight[train].sum() <= 0:
-            check_n_held_out(
-                X.shape[0], n_val, self.validation_fraction, trainable=False
-            )
-        return val, train
-
-    def _fit_without_held_out(self, exc):
-        """``early_stopping='auto'`` on data with no rows to hold out:
-        warn and go on without (as LogisticRegression fits such data);
-        ``early_stopping=True``, or a ``validation_fraction`` set by the
-        user, asked for held-out rows that cannot be had: raise."""
-        default = inspect.signature(type(self)).parameters[
-            "validation_fraction"
-        ].default
-        if self.early_stopping != "auto" or self.validation_fraction != default:
-            raise ValueError(
-                f"{exc}; change validation_fraction or set "
-                "early_stopping=False."
-            ) from None
-        warnings.warn(
-            f"{exc}: fitting on every row without held-out rows (the "
-            "epochs stop on the training loss, as with "
-            "early_stopping=False).",
-            UserWarning,
-        )
 
     def _fit_full_batch(self, X, y, sample_weight, warm):
         """``fit`` with solver 'lbfgs': the penalty path on held-out folds
@@ -627,7 +495,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                     self._rng,
                 )
             except NoHeldOutRows as exc:
-                self._fit_without_held_out(exc)
+                fit_without_held_out(self, exc)
         if folds is not None:
             n_val = int(np.ceil(self.validation_fraction * n))
             if self.verbose:
@@ -1031,7 +899,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             else:
                 # the hook sees the model in the rows' own coordinates
                 saved = self._solver.b.copy()
-                self._shift_intercepts(shift, -1.0)
+                shift_intercepts(self._solver, shift, -1.0)
                 try:
                     callback(self)
                 finally:
@@ -1192,7 +1060,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             # the first batch's column means centre every dense batch
             self._row_shift = None
             if name == "exact":
-                self._row_shift = self._column_shift(X, sample_weight)
+                self._row_shift = column_shift(self, X, sample_weight)
         elif X.dtype != self.coef_.dtype:
             X = X.astype(self.coef_.dtype)
         shift = self.__dict__.get("_row_shift")
@@ -1201,13 +1069,13 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         ):
             shift = None
         if shift is not None:
-            X = np.subtract(X, shift.astype(X.dtype), dtype=X.dtype)
-            self._shift_intercepts(shift, +1.0)
+            X = centred(X, shift)
+            shift_intercepts(self._solver, shift, +1.0)
         try:
             self._partial_pass(X, y_enc, sample_weight, first)
         finally:
             if shift is not None:
-                self._shift_intercepts(shift, -1.0)
+                shift_intercepts(self._solver, shift, -1.0)
         return self
 
     def _partial_pass(self, X, y_enc, sample_weight, first):

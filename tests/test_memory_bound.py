@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import sklearn
 
-from sksoftmax import SoftmaxClassifier, _softmax, _solver_choice
+from sksoftmax import SoftmaxClassifier, _held_out, _solver_choice
 from sksoftmax._expert_solver import ExpertSolver
 from sksoftmax.datasets import make_softmax_classification
 
@@ -76,13 +76,13 @@ def test_auto_drops_momentum_and_snapshots_when_memory_is_short(
 def test_held_out_rows_cost_at_most_a_share_of_an_epoch(costly, monkeypatch):
     X, y = costly
     sizes = []
-    split = _softmax.split_rows
+    split = _held_out.split_rows
 
     def spy(y_enc, n_classes, n_val, *args):
         sizes.append(n_val)
         return split(y_enc, n_classes, n_val, *args)
 
-    monkeypatch.setattr(_softmax, "split_rows", spy)
+    monkeypatch.setattr(_held_out, "split_rows", spy)
     clf = SoftmaxClassifier(
         random_state=0, max_iter=1, tol=None, validation_fraction=0.5
     ).fit(X, y)
@@ -93,8 +93,8 @@ def test_held_out_rows_cost_at_most_a_share_of_an_epoch(costly, monkeypatch):
     # a training row (SCENT's minibatch)
     held_out = n_val * (y.max() + 1) * nnz1
     epoch = 2 * (n - int(np.ceil(0.5 * n))) * 128 * nnz1
-    assert held_out <= _softmax.VALIDATION_COST_SHARE * epoch
-    assert n_val >= _softmax.MIN_VALIDATION_ROWS
+    assert held_out <= _held_out.VALIDATION_COST_SHARE * epoch
+    assert n_val >= _held_out.MIN_VALIDATION_ROWS
     assert len(clf.validation_loss_) == 1
     # 'exact': the cap does not bind at the default fraction
     Xs, ys = X[:, :20], y % 10

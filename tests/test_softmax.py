@@ -10,6 +10,7 @@ import scipy.sparse as sp
 from scipy.optimize import minimize
 from scipy.special import logsumexp
 
+import sksoftmax._held_out
 import sksoftmax._softmax
 from sksoftmax import SoftmaxClassifier
 from sksoftmax._held_out import split_rows
@@ -200,7 +201,7 @@ def test_without_a_refit_held_out_rows_are_drawn_as_test_rows(monkeypatch):
         calls.append(keep_class_rows)
         return split_rows(y, n_classes, n_val, rng, keep_class_rows)
 
-    monkeypatch.setattr(sksoftmax._softmax, "split_rows", spy)
+    monkeypatch.setattr(sksoftmax._held_out, "split_rows", spy)
     X, yy = make_softmax_classification(
         n_samples=3000, n_features=30, n_classes=5, random_state=0
     )
