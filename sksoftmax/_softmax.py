@@ -40,7 +40,6 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, validate_data
-from threadpoolctl import threadpool_limits
 
 from ._base import (
     _canonical_csr,
@@ -55,14 +54,9 @@ from ._class_weight import (
 )
 from ._docstrings import fill_doc
 from ._epochs import improves
-from ._full_batch import (
-    n_folds,
-)
+from ._full_batch_fit import fit_full_batch
 from ._held_out import (
-    NoHeldOutRows,
     fit_rows,
-    fit_without_held_out,
-    random_folds,
     refits,
     significantly_worse,
 )
@@ -408,7 +402,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             # (_race_step_rules) picks the constant step
             self.step_rule_ = self._initial_step_rule()
         if self.solver_ == "lbfgs":
-            return self._fit_full_batch(X, y_enc, sample_weight, warm)
+            return fit_full_batch(self, X, y_enc, sample_weight, warm)
         # the exact solver fits dense rows centred (column_shift): the same
         # objective, the column means moved into the intercepts at the end
         shift = None
@@ -462,77 +456,6 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         # partial_fit centres its dense rows by the same means
         self._row_shift = shift
         self.eta0_ = float(self._solver.eta)
-        return self
-
-    def _fit_full_batch(self, X, y, sample_weight, warm):
-        """``fit`` with solver 'lbfgs': the penalty path on held-out folds
-        (``early_stopping``), or one fit at ``alpha`` (or, warm, at the
-        previous fit's ``alpha_``) from the current model.
-
-        The BLAS runs on ``n_jobs`` threads (one by default): its
-        products are small, and OpenBLAS's own threads spinning on them
-        cost 7 to 12 times the CPU of one thread (digits: 4.0 CPU s
-        against 0.58; wine: 6.3 against 0.54, on 2 cores)."""
-        with threadpool_limits(limits=self._n_threads(), user_api="blas"):
-            return self._fit_full_batch_threads(X, y, sample_weight, warm)
-
-    def _fit_full_batch_threads(self, X, y, sample_weight, warm):
-        n, n_features = X.shape
-        if not warm:
-            new_solver(self, X, y, sample_weight)
-        solver = self._solver
-        self._row_shift = None
-        self.validation_loss_ = None
-        folds = None
-        if self.early_stopping and not warm:
-            try:
-                folds = random_folds(
-                    n,
-                    n_folds(n, self.classes_.shape[0], X,
-                            self.validation_fraction),
-                    self.validation_fraction,
-                    sample_weight,
-                    self._rng,
-                )
-            except NoHeldOutRows as exc:
-                fit_without_held_out(self, exc)
-        if folds is not None:
-            n_val = int(np.ceil(self.validation_fraction * n))
-            if self.verbose:
-                print(
-                    f"lbfgs: {len(folds)} fold(s) of {n_val} held-out rows"
-                )
-            record = solver.fit_path(
-                X, y, sample_weight, folds, significantly_worse,
-                self.verbose
-            )
-            self.alpha_ = record["penalty"]
-            self.validation_loss_ = [
-                score for _, score in record["path"][record["profile"]]
-            ]
-            n_iter, converged = record["n_iter"], record["converged"]
-            if self.verbose:
-                print(
-                    f"lbfgs: penalty {record['profile']} x "
-                    f"{record['lam']:.3g} kept; refit on all {n} rows"
-                )
-        else:
-            penalty = self.__dict__.get("alpha_") if warm else None
-            if penalty is None or penalty.shape[0] != n_features:
-                penalty = np.full(n_features, float(self.alpha))
-            n_iter, converged = solver.fit(X, y, sample_weight, penalty)
-            self.alpha_ = penalty
-        self.n_iter_ = n_iter
-        self.best_iter_ = n_iter
-        w = sample_weight / max(sample_weight.sum(), 1e-300)
-        self.loss_curve_ = [float(self._evaluate(X, "nll", y_enc=y) @ w)]
-        if not converged and self.tol is not None:
-            warnings.warn(
-                f"lbfgs did not converge in max_iter={self.max_iter} "
-                "iterations; consider increasing max_iter.",
-                ConvergenceWarning,
-            )
-        self.eta0_ = float(solver.eta)
         return self
 
     def _descend(self, X, y, sample_weight, rows, held_out, warm,
