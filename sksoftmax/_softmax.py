@@ -30,14 +30,11 @@ The rule is explained in the user guide
 defaults are in ``benchmarks/results/`` (``defaults_summary.md``).
 """
 
-import time
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
@@ -52,8 +49,8 @@ from ._class_weight import (
     weigh_fit_rows,
     weigh_stream_rows,
 )
+from ._descent import descend, full_pass, refit_and_blend
 from ._docstrings import fill_doc
-from ._epochs import improves
 from ._full_batch_fit import fit_full_batch
 from ._held_out import (
     fit_rows,
@@ -69,16 +66,11 @@ from ._solver_choice import (
     choose_solver_verbosely,
     new_solver,
     prior_intercept,
-    snapshots_fit,
     weight_bytes,
     within_memory,
 )
-from ._step_pilot import horizon_step, pilot
+from ._step_pilot import pilot
 from .exceptions import DivergenceError
-
-# The refit model's weight in its mean with the held-out phase's model
-# (equal weights: two runs of the same path)
-SOUP_WEIGHT = 0.5
 
 
 @fill_doc
@@ -423,7 +415,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         self.validation_loss_ = [] if held_out is not None else None
         # (the step-rule race runs its second rule on the same row orders)
         orders = self._rng.get_state()
-        path = self._descend(X, y_enc, sample_weight, train, held_out, warm)
+        path = descend(self, X, y_enc, sample_weight, train, held_out, warm)
         if self._races_step_rules(X, held_out, warm):
             path = self._race_step_rules(
                 X, y_enc, sample_weight, train, held_out, path, orders
@@ -431,25 +423,9 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         if held_out is not None and refits(
             held_out[0].shape[0], X.shape[0], warm
         ):
-            # the held-out rows chose the steps and the epochs; the model
-            # is then fitted again on every row along the same path
-            # (the held-out phase's model is kept only to be blended: a
-            # solver without blend frees its W before the refit's)
-            kept = self._solver if hasattr(self._solver, "blend") else None
-            self._refit(X, y_enc, sample_weight, path)
-            if path and kept is not None:
-                # and averaged with the held-out phase's model: two runs'
-                # different row orders, averaged, are a lower-variance fit
-                # (the log-loss is convex: the mean's loss is at most the
-                # mean of their losses; the user guide, "The refit and the
-                # blend")
-                self._solver.blend(kept, SOUP_WEIGHT)
-                if self.verbose:
-                    print(
-                        "The model: the mean of the refit and the held-out "
-                        f"phase's epoch {self.best_iter_}"
-                    )
-            del kept
+            # the held-out rows chose the steps and the epochs: the model
+            # is fitted again on every row along the same path
+            refit_and_blend(self, X, y_enc, sample_weight, path)
         if shift is not None:
             shift_intercepts(self._solver, shift, -1.0)
         self.__dict__.pop("_fit_shift", None)
@@ -457,235 +433,6 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         self._row_shift = shift
         self.eta0_ = float(self._solver.eta)
         return self
-
-    def _descend(self, X, y, sample_weight, rows, held_out, warm,
-                 give_up=None, horizon=None):
-        """Epochs over the rows ``rows`` of (X, y) until the held-out (or
-        training) loss stops improving, or ``give_up(epochs, kept)`` (the
-        epochs of this descent, the best held-out loss so far) is true
-        (without a ConvergenceWarning); returns the path to the model
-        kept: the steps of its epochs. With the exact solver's constant
-        step, a plateau goes back to the best epoch with half the step, as
-        long as the step before it improved the kept model.
-
-        ``horizon``: the rows the descent is expected to run over (the
-        step-rule race's constant phase). The pilot's step, judged over
-        fewer rows, is then scaled by the square root of their ratio
-        (``_horizon_step``) and the descent starts from the start with it.
-        """
-        name = self.solver_
-        path = []
-        start_epoch = 0
-        if not warm and name == "exact" and self.eta0 == "auto":
-            eta, tried = pilot(
-                self, X, y, sample_weight, rows, held_out=held_out,
-                complete_epoch=horizon is None,
-            )
-            if tried is not None and horizon is not None:
-                self._solver.reset()
-                self._solver.eta = horizon_step(
-                    eta, tried, horizon, self.verbose
-                )
-            elif tried is not None:
-                # the pilot's winner has made the first epoch
-                path.append(eta)
-                start_epoch = 1
-                self._end_of_epoch(np.nan, np.nan, held_out, 0.0)
-        # best / best_rows: the phase's best held-out loss and its rows'
-        # losses (improvement, patience, the undo's test); kept: the best
-        # over every phase, whose state ``snap`` holds (with ``own``: from
-        # this phase). A phase is the run from one start: the first, and
-        # after each restart from the start (``restart``, below).
-        best, snap, n_bad = np.inf, None, 0
-        best_rows = None
-        self.best_iter_ = 0
-        # no snapshot where W and its copy would not fit (snapshots_fit)
-        keep = held_out is not None and snapshots_fit(self, X)
-        if self.verbose and held_out is not None and not keep:
-            print(
-                "No snapshot of the model for the undo: the solver's state "
-                "twice would take more than "
-                f"{EXACT_MAX_MEMORY_SHARE:g} of the memory; a worse epoch "
-                "halves the step and is kept"
-            )
-        if held_out is not None and hasattr(self, "coef_"):
-            # the starting model (class prior, the pilot's winner, or the
-            # warm start) is the one to beat
-            best_rows = self._held_out_losses(held_out)
-            best = self.validation_loss_[-1] if start_epoch else float(
-                best_rows @ held_out[2]
-            )
-            if keep:
-                snap = (self._solver.snapshot(), list(path))
-            self.best_iter_ = self.n_iter_
-        kept, own = best, True
-        # the kept model's per-row held-out losses: a restart's epoch
-        # replaces it only when better beyond the held-out rows' noise
-        kept_rows = best_rows
-        # A constant-step sampled solver plateaus at a level its step
-        # sets: where a phase improved on every earlier one, the fit
-        # starts again from the start at half the step the phase ended
-        # with, and stops at the first phase that does not (the user
-        # guide: restarts from the start). Not 'exact': its AdaGrad steps
-        # shrink by themselves, and its constant step halves from its best
-        # epoch instead (``halve``; the step-rule race, _race_step_rules)
-        restart = keep and not warm and name != "exact"
-        halve = keep and name == "exact" and not self._solver.adaptive
-        phase_kept = np.inf
-        tol = 0.0 if self.tol is None else self.tol
-
-        def from_start(eta):
-            new_solver(self, X, y[rows], sample_weight[rows])
-            self._solver.eta = eta
-            return [], np.inf, None, False
-
-        for epoch in range(start_epoch, self.max_iter):
-            if give_up is not None and give_up(epoch, kept):
-                if self.verbose:
-                    print(f"Epoch {self.n_iter_}: given up")
-                break
-            order = self._order(rows)
-            start = time.perf_counter()
-            try:
-                loss_sum, weight_sum = self._solver.epoch(
-                    X, y, sample_weight, order
-                )
-            except DivergenceError as exc:
-                if snap is None:
-                    raise self._divergence(exc) from exc
-                # the step overflowed: back to the phase's best epoch (or
-                # its start), half the step
-                n_bad += 1
-                self.n_iter_ += 1
-                eta = 0.5 * self._solver.eta
-                if own:
-                    self._undo(snap[0], 0.5)
-                    path = list(snap[1])
-                    back = f"restored epoch {self.best_iter_}"
-                else:
-                    path, best, best_rows, own = from_start(eta)
-                    back = "started again from the start"
-                if self.verbose:
-                    print(
-                        f"Epoch {self.n_iter_}: diverged; {back}, step "
-                        f"halved to {eta:.3g}"
-                    )
-                if n_bad >= self.n_iter_no_change:
-                    break
-                continue
-            self._solver.finalize()
-            # the step this epoch took (a sampled solver's 'auto' step is
-            # known once its first pass has run)
-            path.append(self._solver.eta)
-            train_loss = loss_sum / weight_sum if weight_sum > 0 else np.nan
-            seconds = time.perf_counter() - start
-            if held_out is None:
-                monitored = self._end_of_epoch(train_loss, train_loss, None, seconds)
-                worse = False
-            else:
-                rows_loss = self._held_out_losses(held_out)
-                monitored = self._end_of_epoch(
-                    train_loss, float(rows_loss @ held_out[2]), held_out, seconds
-                )
-                worse = best_rows is not None and significantly_worse(
-                    rows_loss, best_rows, held_out[2]
-                )
-            improved = improves(monitored, best, self.tol)
-            if monitored < best:
-                best = monitored
-                if held_out is not None:
-                    best_rows = rows_loss
-            # (own is False only after a restart, which needs held-out
-            # rows and a kept epoch: kept_rows is then set)
-            if monitored < kept and (
-                own or significantly_worse(kept_rows, rows_loss, held_out[2])
-            ):
-                kept, own = monitored, True
-                if held_out is not None:
-                    kept_rows = rows_loss
-                self.best_iter_ = self.n_iter_
-                if keep:
-                    # the previous best's arrays are overwritten, not freed
-                    snap = (
-                        self._solver.snapshot(
-                            into=None if snap is None else snap[0]
-                        ),
-                        list(path),
-                    )
-            if improved:
-                n_bad = 0
-                continue
-            n_bad += 1
-            if held_out is None:
-                self._solver.eta = 0.5 * self._solver.eta
-            elif worse and (snap is None or not own):
-                # no snapshot of this phase's best to go back to
-                # (snapshots_fit, or a restart's phase behind an earlier
-                # one): the epoch is kept and the next ones take half the
-                # step
-                self._solver.eta = 0.5 * self._solver.eta
-            elif worse:
-                # worse beyond the held-out rows' noise: undo the epoch and
-                # try again with half the step (within the noise, the epoch
-                # is kept and the step left as it is)
-                self._undo(snap[0], 0.5)
-                path = list(snap[1])
-            if n_bad < self.n_iter_no_change:
-                continue
-            if halve and own and snap is not None and improves(
-                kept, phase_kept, tol
-            ):
-                # a plateau at this step: back to the best epoch, half the
-                # step, while the last step improved the kept model
-                phase_kept, n_bad = kept, 0
-                self._undo(snap[0], 0.5)
-                path = list(snap[1])
-                best, best_rows = kept, kept_rows
-                if self.verbose:
-                    print(
-                        f"Epoch {self.n_iter_}: {self.n_iter_no_change} "
-                        f"without improvement; back to epoch "
-                        f"{self.best_iter_}, step halved to "
-                        f"{self._solver.eta:.3g}"
-                    )
-                continue
-            if restart and improves(kept, phase_kept, tol):
-                phase_kept, n_bad = kept, 0
-                eta = 0.5 * self._solver.eta
-                path, best, best_rows, own = from_start(eta)
-                if self.verbose:
-                    print(
-                        f"Epoch {self.n_iter_}: {self.n_iter_no_change} "
-                        "without improvement; starting again from the "
-                        f"start with half the step, {eta:.3g}"
-                        f" (best so far: epoch {self.best_iter_}, "
-                        f"{kept:.5f})"
-                    )
-                continue
-            if self.verbose:
-                print(
-                    f"Stopped after {self.n_iter_} epochs: "
-                    f"{n_bad} without improvement; kept epoch "
-                    f"{self.best_iter_}"
-                )
-            break
-        else:
-            if self.tol is not None and self.max_iter > 1 and give_up is None:
-                # (not for the step-rule race's constant phase: the fit
-                # goes on with the rule the race keeps)
-                warnings.warn(
-                    f"Maximum number of epochs ({self.max_iter}) reached "
-                    "before the stopping criterion; consider increasing "
-                    "max_iter.",
-                    ConvergenceWarning,
-                )
-        if snap is not None and (self.best_iter_ != self.n_iter_ or not own):
-            self._undo(snap[0], 1.0)
-            path = list(snap[1])
-        elif held_out is not None and not keep:
-            # without snapshots the model kept is the last one
-            self.best_iter_ = self.n_iter_
-        return path
 
     def _races_step_rules(self, X, held_out, warm):
         """Whether ``fit`` races the exact solver's step rules: 'exact'
@@ -750,8 +497,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             )
         new_solver(self, X, y[rows], sample_weight[rows])
         try:
-            b_path = self._descend(
-                X, y, sample_weight, rows, held_out, False,
+            b_path = descend(
+                self, X, y, sample_weight, rows, held_out, False,
                 give_up=lambda epochs, kept: (
                     epochs >= budget and not kept < a_loss
                 ),
@@ -792,82 +539,6 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         weights' count (so that ``rows @ p`` is the weighted mean)."""
         X_val, y_val, _ = held_out
         return self._evaluate(X_val, "nll", y_enc=y_val)
-
-    def _end_of_epoch(self, train_loss, monitored, held_out, seconds):
-        """Count and record an epoch, report it; return the monitored loss
-        (held-out log-loss when there are held-out rows: ``monitored`` is
-        then that loss, computed by the caller, or NaN to compute it)."""
-        self.n_iter_ += 1
-        self.loss_curve_.append(train_loss)
-        if held_out is not None:
-            if not np.isfinite(monitored):
-                monitored = float(self._held_out_losses(held_out) @ held_out[2])
-            self.validation_loss_.append(monitored)
-        if self.verbose:
-            print(
-                f"Epoch {self.n_iter_}: {seconds:.3f} s, training loss "
-                f"{train_loss:.5f}"
-                + (
-                    f", held-out log-loss {monitored:.5f}"
-                    if held_out is not None
-                    else ""
-                )
-                + f", step {self._solver.eta:.3g}"
-            )
-        callback = getattr(self, "_epoch_callback", None)
-        if callback is not None:
-            shift = self.__dict__.get("_fit_shift")
-            if shift is None:
-                callback(self)
-            else:
-                # the hook sees the model in the rows' own coordinates
-                saved = self._solver.b.copy()
-                shift_intercepts(self._solver, shift, -1.0)
-                try:
-                    callback(self)
-                finally:
-                    self._solver.b[...] = saved
-        return monitored
-
-    def _refit(self, X, y, sample_weight, path):
-        """Fit again on all rows from the start, one epoch per step of
-        ``path`` (the held-out rows' choice of steps and epochs)."""
-        if not path:
-            return
-        new_solver(self, X, y, sample_weight)
-        if self.verbose:
-            print(
-                f"Refit on all {X.shape[0]} rows: {len(path)} epochs, steps "
-                + ", ".join(f"{e:.3g}" for e in path)
-            )
-        for eta in path:
-            self._solver.eta = eta
-            start = time.perf_counter()
-            train_loss = self._pass(X, y, sample_weight)
-            self._end_of_epoch(
-                train_loss, train_loss, None, time.perf_counter() - start
-            )
-
-    def _pass(self, X, y, sample_weight):
-        """One pass over every row of X with no way back (refit,
-        partial_fit): a divergence is raised in the estimator's terms.
-        Returns the pass's training-loss estimate."""
-        order = self._order(np.arange(X.shape[0], dtype=np.intp))
-        try:
-            loss_sum, weight_sum = self._solver.epoch(
-                X, y, sample_weight, order
-            )
-        except DivergenceError as exc:
-            raise self._divergence(exc) from exc
-        self._solver.finalize()
-        return loss_sum / weight_sum if weight_sum > 0 else np.nan
-
-    def _undo(self, snap, step_factor):
-        """Back to the state of ``snap``, the current step times
-        ``step_factor`` (a snapshot's own step is not restored)."""
-        eta = self._solver.eta
-        self._solver.restore(snap)
-        self._solver.eta = step_factor * eta
 
     def _divergence(self, exc):
         """The solver's DivergenceError, told in the estimator's terms."""
@@ -1021,6 +692,6 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
                 )
         if not np.any(sample_weight > 0):
             return
-        self.loss_curve_.append(self._pass(X, y_enc, sample_weight))
+        self.loss_curve_.append(full_pass(self, X, y_enc, sample_weight))
         self.n_iter_ = 1
         self.eta0_ = float(self._solver.eta)

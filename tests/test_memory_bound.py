@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import sklearn
 
-from sksoftmax import SoftmaxClassifier, _held_out, _solver_choice
+from sksoftmax import SoftmaxClassifier, _descent, _held_out, _solver_choice
 from sksoftmax._expert_solver import ExpertSolver
 from sksoftmax.datasets import make_softmax_classification
 
@@ -111,7 +111,7 @@ def test_the_refit_holds_one_w(costly, monkeypatch):
     X, y = costly
     seen, in_refit, alive = [], [], []
     epoch = ExpertSolver.epoch
-    refit = SoftmaxClassifier._refit
+    refit = _descent.refit
 
     def spy_epoch(self, *args):
         if in_refit:
@@ -123,12 +123,12 @@ def test_the_refit_holds_one_w(costly, monkeypatch):
         seen.append(weakref.ref(self.estimator))
         return epoch(self, *args)
 
-    def spy_refit(self, *args):
+    def spy_refit(est, *args):
         in_refit.append(True)
-        return refit(self, *args)
+        return refit(est, *args)
 
     monkeypatch.setattr(ExpertSolver, "epoch", spy_epoch)
-    monkeypatch.setattr(SoftmaxClassifier, "_refit", spy_refit)
+    monkeypatch.setattr(_descent, "refit", spy_refit)
     clf = SoftmaxClassifier(random_state=0, max_iter=3, tol=None).fit(X, y)
     assert clf.solver_ == "scent" and alive and max(alive) == 0
 

@@ -10,8 +10,8 @@ import scipy.sparse as sp
 from scipy.optimize import minimize
 from scipy.special import logsumexp
 
+import sksoftmax._descent
 import sksoftmax._held_out
-import sksoftmax._softmax
 from sksoftmax import SoftmaxClassifier
 from sksoftmax._held_out import split_rows
 from sksoftmax._solver_choice import choose_solver
@@ -723,14 +723,14 @@ def test_the_constant_phase_starts_at_the_pilots_step_scaled_to_its_horizon(
     with the unscaled step."""
     X, y = _rare_noise_problem(0)
     pilots = []
-    pilot = sksoftmax._softmax.pilot
+    pilot = sksoftmax._descent.pilot
 
     def recording(est, X, y, sample_weight, rows, **kwargs):
         out = pilot(est, X, y, sample_weight, rows, **kwargs)
         pilots.append((out, kwargs.get("complete_epoch", True), rows.size))
         return out
 
-    monkeypatch.setattr(sksoftmax._softmax, "pilot", recording)
+    monkeypatch.setattr(sksoftmax._descent, "pilot", recording)
     steps = []
     clf = SoftmaxClassifier(random_state=0)
     clf._epoch_callback = lambda m: steps.append(
