@@ -55,21 +55,18 @@ from ._full_batch_fit import fit_full_batch
 from ._held_out import (
     fit_rows,
     refits,
-    significantly_worse,
 )
 from ._labels import encode_batch
 from ._new_classes import append_classes, grow_rows
 from ._prediction import SoftmaxPredictionMixin
 from ._solver_choice import (
-    EXACT_MAX_MEMORY_SHARE,
     SOLVERS,
     choose_solver_verbosely,
     new_solver,
     prior_intercept,
-    weight_bytes,
-    within_memory,
 )
 from ._step_pilot import pilot
+from ._step_rule_race import race_step_rules, races_step_rules
 from .exceptions import DivergenceError
 
 
@@ -416,9 +413,9 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         # (the step-rule race runs its second rule on the same row orders)
         orders = self._rng.get_state()
         path = descend(self, X, y_enc, sample_weight, train, held_out, warm)
-        if self._races_step_rules(X, held_out, warm):
-            path = self._race_step_rules(
-                X, y_enc, sample_weight, train, held_out, path, orders
+        if races_step_rules(self, X, held_out, warm):
+            path = race_step_rules(
+                self, X, y_enc, sample_weight, train, held_out, path, orders
             )
         if held_out is not None and refits(
             held_out[0].shape[0], X.shape[0], warm
@@ -433,106 +430,6 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         self._row_shift = shift
         self.eta0_ = float(self._solver.eta)
         return self
-
-    def _races_step_rules(self, X, held_out, warm):
-        """Whether ``fit`` races the exact solver's step rules: 'exact'
-        with ``eta0='auto'``, held-out rows, not warm, no rule forced, and
-        W three times (the AdaGrad phase's model, the constant phase's and
-        its snapshot) within EXACT_MAX_MEMORY_SHARE of the memory."""
-        if (
-            self.solver_ != "exact"
-            or self.eta0 != "auto"
-            or held_out is None
-            or warm
-            or self.__dict__.get("_exact_step_rule") is not None
-        ):
-            return False
-        need = 3.0 * weight_bytes(self.classes_.shape[0], X)
-        if not within_memory(need):
-            if self.verbose:
-                print(
-                    "No step-rule race: three copies of the weights would "
-                    f"take more than {EXACT_MAX_MEMORY_SHARE:g} of the "
-                    "memory; per-feature AdaGrad steps kept"
-                )
-            return False
-        return True
-
-    def _race_step_rules(self, X, y, sample_weight, rows, held_out, path,
-                         orders):
-        """The exact solver's step rules, raced on the held-out rows.
-
-        Per-feature AdaGrad-norm steps (the held-out phase just run, whose
-        model and ``path`` are given) give a rare feature as large a step
-        as a frequent one; where the rows are few per feature and class
-        the model then learns the rare features' noise (the user guide,
-        "The step rule: a race on the held-out rows"). The constant step
-        moves a weight in proportion to how often its feature occurs.
-
-        The same held-out phase runs again with it: from the start (its
-        own pilot), on the same row orders (the generator's state
-        ``orders``, where the AdaGrad phase started: the two rules see
-        the same draws), back to its best epoch with half the step on a
-        plateau. It is given up once it has run as many epochs as the
-        AdaGrad phase without a held-out loss below AdaGrad's best. It is
-        kept when its held-out loss is lower beyond the held-out rows'
-        noise (the paired per-row test of the undo); else the AdaGrad
-        phase's model, path and the generator's state are restored, and
-        the fit goes on as without the race.
-        """
-        w = held_out[2]
-        a_solver = self._solver
-        a_rows = self._held_out_losses(held_out)
-        a_loss = float(a_rows @ w)
-        a_best, a_eta0 = self.best_iter_, self.__dict__.get("eta0_trials_")
-        budget = self.n_iter_
-        rng_state = self._rng.get_state()
-        self._rng.set_state(orders)
-        self.step_rule_ = "constant"
-        if self.verbose:
-            print(
-                f"Step rules: AdaGrad's held-out log-loss {a_loss:.5f} "
-                f"(epoch {a_best}); the constant step from the start, "
-                f"given up after {budget} epochs unless below it"
-            )
-        new_solver(self, X, y[rows], sample_weight[rows])
-        try:
-            b_path = descend(
-                self, X, y, sample_weight, rows, held_out, False,
-                give_up=lambda epochs, kept: (
-                    epochs >= budget and not kept < a_loss
-                ),
-                horizon=budget * rows.shape[0],
-            )
-        except DivergenceError:
-            b_path = None
-        if b_path:
-            b_rows = self._held_out_losses(held_out)
-            b_loss = float(b_rows @ w)
-            won = b_loss < a_loss and significantly_worse(a_rows, b_rows, w)
-        else:
-            b_loss, won = np.nan, False
-        if self.verbose:
-            print(
-                f"Step rules: the constant step's held-out log-loss "
-                f"{b_loss:.5f}: "
-                + (
-                    "lower beyond the noise, kept"
-                    if won
-                    else "not lower beyond the noise; AdaGrad's kept"
-                )
-            )
-        if won:
-            return b_path
-        self.step_rule_ = "adagrad"
-        self._solver = a_solver
-        self.best_iter_ = a_best
-        if a_eta0 is None:
-            self.__dict__.pop("eta0_trials_", None)
-        else:
-            self.eta0_trials_ = a_eta0
-        self._rng.set_state(rng_state)
-        return path
 
     def _held_out_losses(self, held_out):
         """Per-row log-loss of the held-out rows, times their normalised
