@@ -33,7 +33,6 @@ defaults are in ``benchmarks/results/`` (``defaults_summary.md``).
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, validate_data
@@ -49,7 +48,7 @@ from ._class_weight import (
     weigh_fit_rows,
     weigh_stream_rows,
 )
-from ._descent import descend, full_pass, refit_and_blend
+from ._descent import descend, refit_and_blend
 from ._docstrings import fill_doc
 from ._full_batch_fit import fit_full_batch
 from ._held_out import (
@@ -57,15 +56,14 @@ from ._held_out import (
     refits,
 )
 from ._labels import encode_batch
-from ._new_classes import append_classes, grow_rows
+from ._new_classes import append_classes
+from ._partial_fit import count_batch, start_stream, stream_pass
 from ._prediction import SoftmaxPredictionMixin
 from ._solver_choice import (
     SOLVERS,
     choose_solver_verbosely,
     new_solver,
-    prior_intercept,
 )
-from ._step_pilot import pilot
 from ._step_rule_race import race_step_rules, races_step_rules
 from .exceptions import DivergenceError
 
@@ -346,6 +344,21 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         self : object
             Fitted estimator.
         """
+        X, y_enc, sample_weight, warm = self._fit_data(X, y, sample_weight)
+        if not warm:
+            choose_solver_verbosely(self, self.classes_.shape[0], X)
+            # AdaGrad, unless the race after the held-out phase
+            # (race_step_rules) picks the constant step
+            self.step_rule_ = self._initial_step_rule()
+        if self.solver_ == "lbfgs":
+            return fit_full_batch(self, X, y_enc, sample_weight, warm)
+        return self._fit_epochs(X, y_enc, sample_weight, warm)
+
+    def _fit_data(self, X, y, sample_weight):
+        """``fit``'s rows validated, its labels encoded (``classes_``),
+        its row weights (``class_weight`` included), the class totals and
+        a new generator; returns (X, y_enc, sample_weight, warm), warm
+        when ``warm_start`` continues the previous model."""
         self._check_allow_new_classes()
         X, y = validate_data(
             self,
@@ -378,20 +391,18 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             and self.coef_.dtype == X.dtype
         )
         self.classes_ = classes
-        n_classes = classes.shape[0]
         self.__dict__.pop("_class_lookup", None)
         self._partial_fit_counts = np.bincount(
-            y_enc, weights=sample_weight, minlength=n_classes
+            y_enc, weights=sample_weight, minlength=classes.shape[0]
         )
         self._rng = self._new_rng()
+        return X, y_enc, sample_weight, warm
 
-        if not warm:
-            choose_solver_verbosely(self, n_classes, X)
-            # AdaGrad, unless the race after the held-out phase
-            # (_race_step_rules) picks the constant step
-            self.step_rule_ = self._initial_step_rule()
-        if self.solver_ == "lbfgs":
-            return fit_full_batch(self, X, y_enc, sample_weight, warm)
+    def _fit_epochs(self, X, y_enc, sample_weight, warm):
+        """``fit`` by epochs (every solver but 'lbfgs'): the held-out
+        descent (``_descent.py``), the step-rule race
+        (``_step_rule_race.py``), the refit on every row and its blend,
+        on dense rows centred for the exact solver."""
         # the exact solver fits dense rows centred (column_shift): the same
         # objective, the column means moved into the intercepts at the end
         shift = None
@@ -502,7 +513,6 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             self.classes_ = None
         # the expert estimators' batch labels (_labels.encode_batch)
         y_enc, added = encode_batch(self, y, classes, first, allow_new)
-        n_classes = self.classes_.shape[0]
         sample_weight = _check_sample_weight(
             sample_weight,
             X,
@@ -510,85 +520,14 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             ensure_non_negative=True,
             allow_all_zero_weights=True,
         )
-        n_old = n_classes
+        n_old = self.classes_.shape[0]
         if added is not None and added.shape[0]:
             append_classes(self, added)
-            n_classes = self.classes_.shape[0]
         sample_weight = weigh_stream_rows(self, y_enc, sample_weight, first)
+        count_batch(self, y_enc, sample_weight, n_old, first)
         if first:
-            self._partial_fit_counts = np.zeros(n_classes)
-        else:
-            counts = self.__dict__.get("_partial_fit_counts")
-            if counts is None or counts.shape[0] != n_old:
-                counts = np.zeros(n_old)
-            if n_classes > n_old:
-                counts = grow_rows(counts, n_classes, 0.0)
-            self._partial_fit_counts = counts
-        np.add.at(self._partial_fit_counts, y_enc, sample_weight)
-        if not first and n_classes > n_old:
-            # the new classes start at the class prior of the rows so far
-            # (this batch's included), their rows of W at zero
-            prior = prior_intercept(
-                self.fit_intercept, self._partial_fit_counts
-            )
-            self._solver.grow(
-                n_classes, None if prior is None else prior[n_old:]
-            )
-        if first:
-            if self.solver == "lbfgs":
-                raise ValueError(
-                    "SoftmaxClassifier(solver='lbfgs') fits on all rows at "
-                    "once: partial_fit needs a stochastic solver ('auto' "
-                    "takes 'exact' or 'scent' for a stream)."
-                )
-            self._rng = self._new_rng()
-            name = choose_solver_verbosely(self, n_classes, X, True)
-            # a stream has no held-out phase to race the step rules on
-            self.step_rule_ = self._initial_step_rule()
-            new_solver(self, X, y_enc, sample_weight)
-            self.loss_curve_ = []
-            self.n_iter_ = 0
-            # the first batch's column means centre every dense batch
-            self._row_shift = None
-            if name == "exact":
-                self._row_shift = column_shift(self, X, sample_weight)
+            start_stream(self, X, y_enc, sample_weight)
         elif X.dtype != self.coef_.dtype:
             X = X.astype(self.coef_.dtype)
-        shift = self.__dict__.get("_row_shift")
-        if shift is not None and (
-            sp.issparse(X) or shift.shape[0] != X.shape[1]
-        ):
-            shift = None
-        if shift is not None:
-            X = centred(X, shift)
-            shift_intercepts(self._solver, shift, +1.0)
-        try:
-            self._partial_pass(X, y_enc, sample_weight, first)
-        finally:
-            if shift is not None:
-                shift_intercepts(self._solver, shift, -1.0)
+        stream_pass(self, X, y_enc, sample_weight, first)
         return self
-
-    def _partial_pass(self, X, y_enc, sample_weight, first):
-        """partial_fit's pass (the pilot's too, on a first batch), on rows
-        in the solver's coordinates."""
-        if first:
-            name = self.solver_
-            if (
-                name == "exact"
-                and self.eta0 == "auto"
-                and sample_weight.sum() > 0
-            ):
-                pilot(
-                    self,
-                    X,
-                    y_enc,
-                    sample_weight,
-                    np.arange(X.shape[0], dtype=np.intp),
-                    whole_epoch=False,
-                )
-        if not np.any(sample_weight > 0):
-            return
-        self.loss_curve_.append(full_pass(self, X, y_enc, sample_weight))
-        self.n_iter_ = 1
-        self.eta0_ = float(self._solver.eta)
