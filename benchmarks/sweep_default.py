@@ -43,7 +43,10 @@ def _parse(text):
 
 
 # the modules of SoftmaxClassifier whose constants ``module:NAME`` sets
-FRONT_DOOR = ("_softmax", "_solver_choice", "_step_pilot", "_held_out")
+FRONT_DOOR = (
+    "_softmax", "_solver_choice", "_step_pilot", "_held_out", "_descent",
+    "_step_rule_race", "_centring", "_full_batch_fit", "_partial_fit",
+)
 
 
 def _holders(attr):

@@ -8,14 +8,14 @@ constants tuned on benchmark sets:
 - the solver: full-batch L-BFGS along a held-out path of L2 penalties
   where the whole problem is small (``_full_batch.py``), the exact
   gradient where a row's K x nnz multiply-adds are few enough, otherwise
-  a sampled-class solver (``_choose_solver``);
+  a sampled-class solver (``_solver_choice.py``);
 - the step of the exact solver: per-feature AdaGrad-norm steps (the update
   of a feature's K weights is invariant to the feature's scale), their one
   scale ``eta`` picked by a short pilot on progressive (not yet trained
-  on) rows, then halved whenever an epoch is undone; with held-out rows,
-  raced against one constant step for every weight, whose phase starts
-  at its pilot's step scaled to the phase's horizon (``_race_step_rules``,
-  ``_horizon_step``);
+  on) rows (``_step_pilot.py``), then halved whenever an epoch is undone;
+  with held-out rows, raced against one constant step for every weight,
+  whose phase starts at its pilot's step scaled to the phase's horizon
+  (``_step_rule_race.py``);
 - stopping: exact log-loss on held-out rows after every epoch; an epoch
   worse than the best beyond the held-out rows' noise is undone (the
   state restored from the best epoch) and retried with half the step;
@@ -23,8 +23,14 @@ constants tuned on benchmark sets:
   one then starts again from the start at half the step;
   after ``n_iter_no_change`` epochs without improvement the kept epochs
   are replayed, with their steps, on every row (the held-out rows
-  included).
+  included) (``_descent.py``).
 
+This module holds the estimator: its parameters and docstring, ``fit``
+and ``partial_fit`` as sequences of those steps, and the small hooks the
+steps call back (``_held_out_losses``, ``_order``, ``_divergence``). The
+steps take the estimator as their first argument: the held-out rows
+(``_held_out.py``), dense rows centred (``_centring.py``), the 'lbfgs'
+path (``_full_batch_fit.py``), partial_fit's passes (``_partial_fit.py``).
 The rule is explained in the user guide
 (``doc/user_guide/softmax_classifier.rst``); the figures behind its
 defaults are in ``benchmarks/results/`` (``defaults_summary.md``).
@@ -37,11 +43,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
-from ._base import (
-    _canonical_csr,
-    _check_targets,
-    _encode_labels,
-)
+from ._base import _canonical_csr, _check_targets, _encode_labels
 from ._centring import centred, column_shift, shift_intercepts
 from ._class_weight import (
     CLASS_WEIGHT_CONSTRAINTS,
@@ -51,19 +53,12 @@ from ._class_weight import (
 from ._descent import descend, refit_and_blend
 from ._docstrings import fill_doc
 from ._full_batch_fit import fit_full_batch
-from ._held_out import (
-    fit_rows,
-    refits,
-)
+from ._held_out import fit_rows, refits
 from ._labels import encode_batch
 from ._new_classes import append_classes
 from ._partial_fit import count_batch, start_stream, stream_pass
 from ._prediction import SoftmaxPredictionMixin
-from ._solver_choice import (
-    SOLVERS,
-    choose_solver_verbosely,
-    new_solver,
-)
+from ._solver_choice import SOLVERS, choose_solver_verbosely, new_solver
 from ._step_rule_race import race_step_rules, races_step_rules
 from .exceptions import DivergenceError
 
