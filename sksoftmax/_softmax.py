@@ -295,30 +295,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             raise AttributeError("intercept_: the model is not fitted yet")
         return solver.b
 
-    def _initial_step_rule(self):
-        """The exact solver's step rule before any race: per-feature
-        AdaGrad, unless the private ``_exact_step_rule`` forces one
-        (benchmarks' constant-step grids, tests); None for the other
-        solvers."""
-        if self.solver_ != "exact":
-            return None
-        return self.__dict__.get("_exact_step_rule") or "adagrad"
-
-    def _check_allow_new_classes(self):
-        """``allow_new_classes``; a ValueError with solver='bound'."""
-        if self.allow_new_classes and self.solver == "bound":
-            raise ValueError(
-                "SoftmaxClassifier(solver='bound') does not support "
-                "allow_new_classes=True: the bound method's curvature "
-                "matrix cannot grow by a class (see "
-                "StochasticBoundClassifier); use another solver."
-            )
-        return bool(self.allow_new_classes)
-
-    def _seed(self):
-        return int(self._rng.randint(np.iinfo(np.int32).max))
-
-    # ------------------------------------------------------------ fit
+    # ---------------------------------------------- fit and partial_fit
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the model on (X, y), starting over unless ``warm_start``.
@@ -437,36 +414,6 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         self.eta0_ = float(self._solver.eta)
         return self
 
-    def _held_out_losses(self, held_out):
-        """Per-row log-loss of the held-out rows, times their normalised
-        weights' count (so that ``rows @ p`` is the weighted mean)."""
-        X_val, y_val, _ = held_out
-        return self._evaluate(X_val, "nll", y_enc=y_val)
-
-    def _divergence(self, exc):
-        """The solver's DivergenceError, told in the estimator's terms."""
-        return DivergenceError(
-            f"SoftmaxClassifier(solver={self.solver_!r}) diverged: {exc} "
-            f"The step is eta0={self._solver.eta:.3g}"
-            + (" (chosen by eta0='auto')" if self.eta0 == "auto" else "")
-            + ": lower eta0, or leave early_stopping=True so that a "
-            "diverging epoch is undone and retried with half the step."
-        )
-
-    def _new_rng(self):
-        """The fit's generator: the split, the row orders, the seeds of
-        sampled solvers (a RandomState given is drawn from, not used)."""
-        seed = self.random_state
-        if isinstance(seed, np.random.RandomState):
-            seed = seed.randint(np.iinfo(np.int32).max)
-        return np.random.RandomState(seed)
-
-    def _order(self, rows):
-        """An epoch's order of ``rows`` (indices): shuffled, or as given."""
-        if self.shuffle:
-            return self._rng.permutation(rows).astype(np.intp)
-        return np.asarray(rows, dtype=np.intp)
-
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """One pass over (X, y), continuing from the current model.
@@ -526,3 +473,58 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             X = X.astype(self.coef_.dtype)
         stream_pass(self, X, y_enc, sample_weight, first)
         return self
+
+    # ------------------------------------------- what the steps call back
+    def _initial_step_rule(self):
+        """The exact solver's step rule before any race: per-feature
+        AdaGrad, unless the private ``_exact_step_rule`` forces one
+        (benchmarks' constant-step grids, tests); None for the other
+        solvers."""
+        if self.solver_ != "exact":
+            return None
+        return self.__dict__.get("_exact_step_rule") or "adagrad"
+
+    def _check_allow_new_classes(self):
+        """``allow_new_classes``; a ValueError with solver='bound'."""
+        if self.allow_new_classes and self.solver == "bound":
+            raise ValueError(
+                "SoftmaxClassifier(solver='bound') does not support "
+                "allow_new_classes=True: the bound method's curvature "
+                "matrix cannot grow by a class (see "
+                "StochasticBoundClassifier); use another solver."
+            )
+        return bool(self.allow_new_classes)
+
+    def _seed(self):
+        """A seed for a sampled solver, drawn from the fit's generator."""
+        return int(self._rng.randint(np.iinfo(np.int32).max))
+
+    def _held_out_losses(self, held_out):
+        """Per-row log-loss of the held-out rows, times their normalised
+        weights' count (so that ``rows @ p`` is the weighted mean)."""
+        X_val, y_val, _ = held_out
+        return self._evaluate(X_val, "nll", y_enc=y_val)
+
+    def _divergence(self, exc):
+        """The solver's DivergenceError, told in the estimator's terms."""
+        return DivergenceError(
+            f"SoftmaxClassifier(solver={self.solver_!r}) diverged: {exc} "
+            f"The step is eta0={self._solver.eta:.3g}"
+            + (" (chosen by eta0='auto')" if self.eta0 == "auto" else "")
+            + ": lower eta0, or leave early_stopping=True so that a "
+            "diverging epoch is undone and retried with half the step."
+        )
+
+    def _new_rng(self):
+        """The fit's generator: the split, the row orders, the seeds of
+        sampled solvers (a RandomState given is drawn from, not used)."""
+        seed = self.random_state
+        if isinstance(seed, np.random.RandomState):
+            seed = seed.randint(np.iinfo(np.int32).max)
+        return np.random.RandomState(seed)
+
+    def _order(self, rows):
+        """An epoch's order of ``rows`` (indices): shuffled, or as given."""
+        if self.shuffle:
+            return self._rng.permutation(rows).astype(np.intp)
+        return np.asarray(rows, dtype=np.intp)
