@@ -243,12 +243,13 @@ def test_the_sampled_normaliser_is_unbiased():
     assert abs(np.mean(z_hat) / z - 1) < 0.05
 
 
-def test_a_runaway_model_at_many_classes_warns_on_sampled_classes():
+def test_a_runaway_model_at_many_classes_warns_on_sampled_classes(monkeypatch):
     """When the exact check over every class would exceed RUNAWAY_TERMS,
     the check scores sampled classes; a runaway model (huge weights) still
     warns, a model near the prior does not."""
     est, X, y = _many_class_model(scale=1e4)
-    _runaway.RUNAWAY_TERMS = 16 * 41 * 50  # about 50 classes' worth
+    # about 50 classes' worth
+    monkeypatch.setattr(_runaway, "RUNAWAY_TERMS", 16 * 41 * 50)
     assert _runaway.runaway_n_classes(est, X) < est.classes_.size
     w = np.ones(y.size)
     with warnings.catch_warnings(record=True) as record:
