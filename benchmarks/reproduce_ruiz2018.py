@@ -136,7 +136,7 @@ def bibtex(epochs, checks):
         times[name] = (float(np.median(seconds)), cpu)
         rows[name] = test_scores(clf, Xt, yt)
         print(
-            f"{name}: {epochs} epochs ({clf._n_steps} iterations), final "
+            f"{name}: {epochs} epochs ({clf._state.n_steps} iterations), final "
             f"ELBO estimate {clf.elbo_curve_[-1]:.3f} per row, train "
             f"log-lik {-clf.log_loss(X, y):.3f}"
         )
@@ -252,7 +252,7 @@ def synthetic(seconds, checks, seed=0):
         mae_true = np.abs(p_hat - p[observed]).mean()
         per_epoch = float(np.median(epoch_seconds))
         print(
-            f"{label}: {len(epoch_seconds)} epochs ({clf._n_steps} "
+            f"{label}: {len(epoch_seconds)} epochs ({clf._state.n_steps} "
             f"iterations), {per_epoch:.3f} s = {per_epoch / 60:.4f} min per "
             f"epoch; mean |p_hat - MLE| {mae_mle:.2e}, mean |p_hat - p_k| "
             f"{mae_true:.2e}"

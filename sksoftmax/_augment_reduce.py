@@ -5,6 +5,7 @@ stochastic variational EM on a lower bound of the log-likelihood whose cost
 per step does not depend on the number of classes.
 """
 
+from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
@@ -14,11 +15,12 @@ from ._augment_reduce_fast import MODELS as _MODELS
 from ._augment_reduce_fast import ar_epoch32, ar_epoch64
 from ._base import BaseSoftmaxClassifier
 from ._docstrings import fill_doc
+from ._new_classes import grow_per_class
 from ._quadrature import noise_log_proba
 from ._sgd_schedule import SCHEDULES, Schedule
 from ._shared._codes import Schedule as Code
 from ._shared._codes import Status
-from ._solver import EpochDiverged, SGDSolver, SolverEstimatorMixin
+from ._solver import EpochDiverged, SGDSolver, TrainingState
 
 # The per-coordinate schedules are resolved inside the kernel; the
 # per-epoch value handed over is rho_0 itself. 'kucukelbir' is the paper's
@@ -190,6 +192,41 @@ def ar_local_start(model, n_rows):
     return state
 
 
+@dataclass(eq=False)
+class ARState(TrainingState):
+    """Augment and reduce's training state: the common fields, the global
+    steps taken and the per-coordinate step state.
+
+    Attributes
+    ----------
+    n_steps : int
+        Global steps taken (the 'kucukelbir' decay counts them).
+    adapt : ndarray of shape (n_classes * (n_features + 1),) or None
+        The per-coordinate step state of 'kucukelbir' or 'adagrad' (-1: no
+        gradient seen); None before a per-coordinate schedule is used.
+    adapt_schedule : int or None
+        The schedule code ``adapt`` was made under (their states have
+        different units).
+    """
+
+    n_steps: int = 0
+    adapt: np.ndarray | None = None
+    adapt_schedule: int | None = None
+
+    def grow(self, n_old, n_new):
+        # per-coordinate step state, (K, D + 1) flat: a new class's
+        # coordinates start with no gradient seen (-1), as at a fresh fit
+        per_class = self.coef.shape[1] + 1
+        if self.adapt is not None:
+            if self.adapt.shape[0] == n_old * per_class:
+                self.adapt = grow_per_class(
+                    self.adapt, n_old, n_new, -1.0, per_class, name="adapt"
+                )
+            else:
+                self.adapt = None  # stale: remade by ARSolver.resume
+        super().grow(n_old, n_new)
+
+
 class ARSolver(SGDSolver):
     """Augment-and-reduce epochs (kernel ``_augment_reduce_fast``), the
     solver of :class:`ARSoftmaxClassifier`, :class:`ARProbitClassifier`
@@ -211,12 +248,12 @@ class ARSolver(SGDSolver):
     **common
         The parameters of :class:`~sksoftmax._solver.SGDSolver`.
 
-    The state carries ``n_steps`` (global steps taken) and ``adapt`` (the
-    per-coordinate step state of 'kucukelbir' and 'adagrad', else a
-    placeholder).
+    Its state is an :class:`ARState` (global steps taken, per-coordinate
+    step state).
     """
 
     kernels = (ar_epoch64, ar_epoch32)
+    state_class = ARState
 
     def __init__(
         self,
@@ -241,20 +278,23 @@ class ARSolver(SGDSolver):
         self.per_row = per_row
         self.natural_local = natural_local
 
-    def setup(self, n_features, dtype, random_state, class_count,
-              max_row_weight):
-        """The common state (``SGDSolver.setup``), no step taken and the
-        per-coordinate step state at 'no gradient seen' (-1)."""
-        state = super().setup(
-            n_features, dtype, random_state, class_count, max_row_weight
-        )
-        state.n_steps = 0
-        state.adapt = (
-            np.full(state.coef.shape[0] * (n_features + 1), -1.0)
-            if self.adaptive
-            else np.zeros(1)
-        )
-        return state
+    def resume(self, state):
+        """The common strategies (``SGDSolver.resume``) and, under a
+        per-coordinate schedule, its step state at 'no gradient seen' (-1)
+        when there is none yet, when the model's shape changed, or when the
+        schedule changed (a warm start that switches between 'kucukelbir'
+        and 'adagrad': their states have different units); kept under
+        other schedules, for when one is back."""
+        super().resume(state)
+        n_classes, n_features = state.coef.shape
+        size = n_classes * (n_features + 1)
+        if self.adaptive and (
+            state.adapt is None
+            or state.adapt.shape[0] != size
+            or state.adapt_schedule != self.schedule_code
+        ):
+            state.adapt = np.full(size, -1.0)
+            state.adapt_schedule = self.schedule_code
 
     def new_row_state(self, n_rows):
         return ar_local_start(self.model, n_rows)
@@ -295,7 +335,7 @@ class ARSolver(SGDSolver):
             order,
             state.t,
             state.n_steps,
-            state.adapt,
+            state.adapt if self.adaptive else np.zeros(1),
             self._options(dataset.n_samples, eta_epoch, first_visit),
         )
         state.n_steps = n_steps
@@ -315,7 +355,7 @@ class ARSolver(SGDSolver):
         return obj_sum, weight_sum
 
 
-class _BaseAugmentReduce(SolverEstimatorMixin, BaseSoftmaxClassifier):
+class _BaseAugmentReduce(BaseSoftmaxClassifier):
     """Shared bookkeeping of the three augment-and-reduce estimators."""
 
     _model = "softmax"
@@ -369,28 +409,7 @@ class _BaseAugmentReduce(SolverEstimatorMixin, BaseSoftmaxClassifier):
         class_weight=None,
         allow_new_classes=False,
     ):
-        self.n_sampled_classes = n_sampled_classes
-        self.batch_size = batch_size
-        self.local_schedule = local_schedule
-        self.variant = variant
-        self.eta0 = eta0
-        self.learning_rate = learning_rate
-        self.decay = decay
-        self.power_t = power_t
-        self.alpha = alpha
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.tol = tol
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.warm_start = warm_start
-        self.verbose = verbose
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.n_jobs = n_jobs
-        self.class_weight = class_weight
-        self.allow_new_classes = allow_new_classes
+        super().__init__(locals())
 
     # -------------------------------------------------------------- hooks
     def _learning_rate(self):
@@ -415,33 +434,17 @@ class _BaseAugmentReduce(SolverEstimatorMixin, BaseSoftmaxClassifier):
             # a coordinate's first touches move it by up to rho_0 whatever
             # AdaGrad's sum: the package's horizon rule shrinks rho_0 where
             # each class has many rows (see eta0)
-            return self._pilot_step_factor()
+            n_classes = self.classes_.shape[0]
+            return self._row_norm_stats.pilot_step_factor(n_classes)
         if self._learning_rate() == "kucukelbir":
             if self._model == "softmax":
                 return 1.0
             # a first step moves every touched coordinate by about rho_0,
             # so a row's score by rho_0 (||x||_1 + 1): rho_0 is set for a
             # score move of _ADAPTIVE_SCORE_MOVE noise standard deviations
-            return _ADAPTIVE_SCORE_MOVE[self._noise] / self._mean_row_l1()
+            mean_l1 = self._row_norm_stats.mean_l1(self.fit_intercept)
+            return _ADAPTIVE_SCORE_MOVE[self._noise] / mean_l1
         return 1.0 / curvature
-
-    def _init_state(self, n_features, dtype):
-        super()._init_state(n_features, dtype)
-        self._n_steps = 0
-        self._adapt = None
-
-    def _per_class_arrays(self):
-        # per-coordinate step state, (K, D + 1) flat: a new class's
-        # coordinates start with no gradient seen (-1), as at a fresh fit
-        arrays = super()._per_class_arrays()
-        adapt = self.__dict__.get("_adapt")
-        if adapt is not None:
-            per_class = self.coef_.shape[1] + 1
-            if adapt.shape[0] == self.coef_.shape[0] * per_class:
-                arrays.append(("_adapt", -1.0, per_class))
-            else:
-                self._adapt = None  # stale: remade by _adaptive_state
-        return arrays
 
     def _new_row_state(self, n_rows):
         return ar_local_start(self._model, n_rows)
@@ -462,21 +465,6 @@ class _BaseAugmentReduce(SolverEstimatorMixin, BaseSoftmaxClassifier):
     def _n_sampled_used(self):
         return self._sizes(1)[0]
 
-    def _adaptive_state(self):
-        """Per-coordinate state of 'kucukelbir' or 'adagrad', fresh when the
-        shape or the schedule changed (a warm start that switches between
-        the two: their states have different units)."""
-        size = self.coef_.shape[0] * (self.coef_.shape[1] + 1)
-        schedule = self._learning_rate()
-        if (
-            getattr(self, "_adapt", None) is None
-            or self._adapt.shape[0] != size
-            or getattr(self, "_adapt_schedule", None) != schedule
-        ):
-            self._adapt = np.full(size, -1.0)
-            self._adapt_schedule = schedule
-        return self._adapt
-
     def _make_solver(self, eta0=None, n_threads=None):
         """The augment-and-reduce solver of the current parameters."""
         return ARSolver(
@@ -493,19 +481,6 @@ class _BaseAugmentReduce(SolverEstimatorMixin, BaseSoftmaxClassifier):
             **self._solver_options(eta0, n_threads),
         )
 
-    def _training_state(self, t):
-        state = super()._training_state(t)
-        state.n_steps = self._n_steps
-        state.adapt = (
-            self._adaptive_state()
-            if self._learning_rate() in ("kucukelbir", "adagrad")
-            else np.zeros(1)
-        )
-        return state
-
-    def _keep_state(self, state):
-        self._n_steps = state.n_steps
-
     def _epoch(self, dataset, weights, y_enc, row_state, order, first_visit):
         try:
             objective = super()._epoch(
@@ -513,7 +488,8 @@ class _BaseAugmentReduce(SolverEstimatorMixin, BaseSoftmaxClassifier):
             )
         except ValueError:
             self.__dict__.pop("elbo_curve_", None)
-            self.__dict__.pop("_adapt", None)
+            if "_state" in self.__dict__:
+                self._state.adapt = None
             raise
         if len(self.loss_curve_) == 1:
             # loss_curve_ was just started over (fit or a first partial_fit)
@@ -588,75 +564,76 @@ class ARSoftmaxClassifier(_BaseAugmentReduce):
     _model = "softmax"
 
 
-class _NoiseModelClassifier(_BaseAugmentReduce):
-    # the quadrature's cost per (row, class) term, in log-sum-exp units, for
-    # the runaway check's budget (BaseSoftmaxClassifier._warn_if_runaway)
-    _proba_cost = 64
+# Alg. 2 estimators (probit, logistic): exact probabilities by quadrature of
+# eq. 5. ARProbitClassifier and ARLogisticClassifier take these functions
+# as their methods (one base class less than a shared subclass).
 
-    """Alg. 2 estimators: exact probabilities by quadrature of eq. 5."""
+# the quadrature's cost per (row, class) term, in log-sum-exp units, for the
+# runaway check's budget (_runaway)
+_NOISE_PROBA_COST = 64
 
-    _noise = "normal"
 
-    def predict_log_proba(self, X):
-        """Exact log-probabilities of the noise model (eq. 5, quadrature).
+def _noise_predict_log_proba(self, X):
+    """Exact log-probabilities of the noise model (eq. 5, quadrature).
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-            Columns follow ``classes_``.
-        """
-        return super().predict_log_proba(X)
+    Returns
+    -------
+    log_proba : ndarray of shape (n_samples, n_classes)
+        Columns follow ``classes_``.
+    """
+    return _BaseAugmentReduce.predict_log_proba(self, X)
 
-    def _log_proba_block(self, scores):
-        # the quadrature kernel, rows on n_jobs threads
-        return noise_log_proba(
-            scores, self._noise, n_threads=self._n_threads()
-        )
 
-    def predict_proba(self, X):
-        """Exact class probabilities of the noise model (eq. 5).
+def _noise_log_proba_block(self, scores):
+    """Log-probabilities of eq. 5 from a block of scores: the quadrature
+    kernel, rows on n_jobs threads."""
+    return noise_log_proba(scores, self._noise, n_threads=self._n_threads())
 
-        Eq. 5 is integrated numerically per row with one grid for all
-        classes (see :func:`sksoftmax._quadrature.noise_log_proba`); the
-        most probable class is the one of largest score, as ``predict``
-        returns.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+def _noise_predict_proba(self, X):
+    """Exact class probabilities of the noise model (eq. 5).
 
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Rows sum to one; columns follow ``classes_``.
-        """
-        return super().predict_proba(X)
+    Eq. 5 is integrated numerically per row with one grid for all
+    classes (see :func:`sksoftmax._quadrature.noise_log_proba`); the
+    most probable class is the one of largest score, as ``predict``
+    returns.
 
-    def log_loss(self, X, y, sample_weight=None):
-        """Exact mean log-loss of the noise model on (X, y) (eq. 5).
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Labels, all in ``classes_``.
-        sample_weight : array-like of shape (n_samples,), default=None
+    Returns
+    -------
+    proba : ndarray of shape (n_samples, n_classes)
+        Rows sum to one; columns follow ``classes_``.
+    """
+    return _BaseAugmentReduce.predict_proba(self, X)
 
-        Returns
-        -------
-        loss : float
-            Weighted mean of -log p(y_i | x_i).
-        """
-        return super().log_loss(X, y, sample_weight)
 
+def _noise_log_loss(self, X, y, sample_weight=None):
+    """Exact mean log-loss of the noise model on (X, y) (eq. 5).
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        Labels, all in ``classes_``.
+    sample_weight : array-like of shape (n_samples,), default=None
+
+    Returns
+    -------
+    loss : float
+        Weighted mean of -log p(y_i | x_i).
+    """
+    return _BaseAugmentReduce.log_loss(self, X, y, sample_weight)
 
 
 @_fill_doc
-class ARProbitClassifier(_NoiseModelClassifier):
+class ARProbitClassifier(_BaseAugmentReduce):
     """Multinomial probit regression by augment and reduce (Algorithm 2).
 
     The class is ``argmax_k (psi_k + eps_k)`` with ``psi_k = x.w_k + b_k``
@@ -705,10 +682,15 @@ class ARProbitClassifier(_NoiseModelClassifier):
 
     _model = "probit"
     _noise = "normal"
+    _proba_cost = _NOISE_PROBA_COST
+    _log_proba_block = _noise_log_proba_block
+    predict_log_proba = _noise_predict_log_proba
+    predict_proba = _noise_predict_proba
+    log_loss = _noise_log_loss
 
 
 @_fill_doc
-class ARLogisticClassifier(_NoiseModelClassifier):
+class ARLogisticClassifier(_BaseAugmentReduce):
     """Multinomial logistic regression by augment and reduce (Algorithm 2).
 
     As :class:`ARProbitClassifier` with standard logistic noise
@@ -743,3 +725,8 @@ class ARLogisticClassifier(_NoiseModelClassifier):
 
     _model = "logistic"
     _noise = "logistic"
+    _proba_cost = _NOISE_PROBA_COST
+    _log_proba_block = _noise_log_proba_block
+    predict_log_proba = _noise_predict_log_proba
+    predict_proba = _noise_predict_proba
+    log_loss = _noise_log_loss

@@ -1,15 +1,26 @@
-"""The scikit-learn contract shared by every sksoftmax classifier.
+"""The scikit-learn contract shared by the expert classifiers.
 
-:class:`BaseSoftmaxClassifier` holds validation, classes, ``fit`` and
-``partial_fit`` with their stopping rules and early stopping. The rest is
-mixed in from focused modules: the 'auto' steps (``_step_rules``), one
-recorded epoch (``_epochs``), the runaway check (``_runaway``), the
-class-prior start (``_class_prior``), growth by new classes
-(``_new_classes``), the ``n_sampled_classes`` rule (``_class_sampler``)
-and exact prediction (``_prediction``). A method's epochs run in its
-solver (``_solver.SGDSolver``), reached through ``_run_epoch``.
+:class:`BaseSoftmaxClassifier` holds the API, validation, classes and the
+bookkeeping of ``fit`` and ``partial_fit`` with their stopping rules and
+early stopping. What it does besides is in focused modules, as plain
+functions and small objects it calls: the 'auto' steps and the eta0 pilot
+(``_step_rules``, ``_eta0_pilot``), the epochs' record and thread rule
+(``_epochs``), the runaway check (``_runaway``), the class-prior start
+(``_class_prior``), growth by new classes (``_new_classes``), the
+``n_sampled_classes`` rule (``_class_sampler``) and exact prediction
+(``_prediction``, its one base class besides scikit-learn's).
+
+A method's epochs run in its solver (``_solver.SGDSolver``, made by the
+estimator's ``_make_solver``) on the estimator's training state
+(``_state``, a ``_solver.TrainingState`` with named fields), which the
+solver's ``setup`` makes when the model starts and which holds the
+optional behaviours as strategy objects: the class sampler
+(``_class_sampler.ClassSampler``), the AdaGrad accumulators
+(``_adagrad_state.AdaGradState``) and the iterate averaging
+(``_averaging.Averaging``).
 """
 
+import time
 import warnings
 from numbers import Integral, Real
 
@@ -24,14 +35,34 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._class_prior import ClassPriorMixin, _prior_pseudo_weight, new_weights
-from ._class_sampler import SampledClassesRuleMixin
+from ._adagrad_state import (
+    ADAGRAD_CONSTRAINTS,
+    check_adagrad_average,
+)
+from ._averaging import AVERAGE_CONSTRAINTS, Averaging
+from ._class_prior import (
+    _prior_pseudo_weight,
+    next_count_version,
+    prior_frequencies,
+    start_at_prior,
+)
+from ._class_sampler import (
+    SAMPLER_CONSTRAINTS,
+    check_n_sampled_classes,
+    n_sampled_used,
+)
 from ._class_weight import (
     CLASS_WEIGHT_CONSTRAINTS,
     weigh_fit_rows,
     weigh_stream_rows,
 )
-from ._epochs import _MODEL_ATTRIBUTES, EpochMixin, improves
+from ._epochs import (
+    _MODEL_ATTRIBUTES,
+    divergence_message,
+    improves,
+    record_epoch,
+    training_threads,
+)
 from ._labels import (
     _canonical_csr,
     _check_partial_fit_first_call,
@@ -39,19 +70,24 @@ from ._labels import (
     _encode_labels,
     encode_batch,
 )
-from ._new_classes import ClassGrowthMixin, append_classes
+from ._new_classes import (
+    append_classes,
+    check_allow_new_classes,
+    grow_per_class,
+)
 from ._prediction import SoftmaxPredictionMixin
-from ._runaway import RunawayCheckMixin, _crossed_power_of_two
-from ._sgd_schedule import SCHEDULES
+from ._runaway import _crossed_power_of_two, runaway_due, warn_if_runaway
+from ._sgd_schedule import ADAGRAD, PER_FEATURE_SCHEDULES, SCHEDULES
 from ._shared._dataset import make_dataset
-from ._shared._random import RandomState
-from ._solver import SolverEstimatorMixin
+from ._shared._weight_matrix import make_weight_matrix
+from ._solver import EpochDiverged, PilotSetup
 from ._step_rules import (
     ROWS_PER_CLASS_REF,
-    AutoStepMixin,
+    RowNormStats,
     _row_l1_norms,
-    _row_norm_stats,
+    set_eta0,
 )
+from .exceptions import DivergenceError
 
 # names other modules and the tests import from here
 __all__ = [
@@ -67,25 +103,20 @@ __all__ = [
     "_row_l1_norms",
 ]
 
-
 class BaseSoftmaxClassifier(
-    AutoStepMixin,
-    EpochMixin,
-    RunawayCheckMixin,
-    ClassPriorMixin,
-    ClassGrowthMixin,
-    SampledClassesRuleMixin,
-    SoftmaxPredictionMixin,
-    ClassifierMixin,
-    BaseEstimator,
+    SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator
 ):
-    """Base class of the sksoftmax linear classifiers (not for direct use).
+    """Base class of the sksoftmax expert classifiers (not for direct use).
 
-    Subclasses provide ``_run_epoch(dataset, weights, y, row_state, order,
-    eta_epoch, t, first_visit)`` returning ``(objective_sum, weight_sum,
-    t)`` and raising :class:`~sksoftmax.exceptions.DivergenceError`
-    through ``_raise_divergence``: ``_solver.SolverEstimatorMixin`` runs
-    the estimator's solver (``_make_solver``) there.
+    A subclass defines its ``__init__`` (every parameter in its
+    signature, set by this class's ``__init__``),
+    ``_make_solver(eta0=None, n_threads=None)`` (its solver of the current
+    parameters, from ``_solver_options``) and ``_auto_eta0(curvature)``
+    (its 'auto' step rule). The other hooks have
+    defaults: ``_plan``, ``_check_dataset``, ``_new_row_state``,
+    ``_schedule``, ``_uses_adagrad``, ``_distinct_draw_limit``,
+    ``_n_sampled_used``, ``_after_epoch``, ``_verbose_extra``,
+    ``_divergence_hint``, and the class attributes below.
     """
 
     _parameter_constraints: dict = {
@@ -112,6 +143,27 @@ class BaseSoftmaxClassifier(
         "allow_new_classes": ["boolean"],
     }
 
+    # Methods whose 'auto' step is chosen by the pilot of _eta0_pilot.py
+    # (their right step depends on how the model's probability mass
+    # spreads over the sampled classes, which no closed form knows).
+    _eta0_pilot = False
+    # Methods whose epochs run on n_jobs threads (_epochs.training_threads)
+    _threaded_epochs = False
+    # Cost of the probabilities per (row, class) term, in log-sum-exp
+    # units, for the runaway check's budget (_runaway)
+    _proba_cost = 1
+    # Why the method's state cannot grow by classes (None: it can; see
+    # _new_classes.check_allow_new_classes)
+    _new_classes_refusal = None
+
+    def __init__(self, params):
+        """Set every parameter of the estimator's signature from
+        ``params``, the ``locals()`` of its own ``__init__``: scikit-learn
+        needs each estimator's explicit signature, and the assignments are
+        made here once."""
+        for name in self._get_param_names():
+            setattr(self, name, params[name])
+
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -137,11 +189,11 @@ class BaseSoftmaxClassifier(
         ConvergenceWarning
             When the fitted model's exact log-loss on (up to 256 of) its
             training rows exceeds twice the class-prior model's plus one
-            nat: a runaway step size (see ``_warn_if_runaway``); also when
-            ``max_iter`` ends the fit before ``tol`` would.
+            nat: a runaway step size (see ``_runaway.warn_if_runaway``);
+            also when ``max_iter`` ends the fit before ``tol`` would.
         """
         self._adagrad_thread_warned = False
-        self._allow_new_classes()  # a method that cannot grow refuses it
+        check_allow_new_classes(self)  # a method that cannot grow refuses it
         X, y = validate_data(
             self,
             X,
@@ -169,6 +221,7 @@ class BaseSoftmaxClassifier(
         warm = (
             self.warm_start
             and hasattr(self, "coef_")
+            and "_state" in self.__dict__
             and np.array_equal(getattr(self, "classes_", None), classes)
             and self.coef_.shape == (classes.shape[0], X.shape[1])
         )
@@ -176,10 +229,7 @@ class BaseSoftmaxClassifier(
         self.__dict__.pop("_class_lookup", None)
         if not warm:
             self._plan(X.shape[0], X.shape[1])
-            self._init_state(X.shape[1], X.dtype)
-            self._rng = RandomState.from_random_state(self.random_state)
-        else:
-            self._adopt_dtype(X.dtype)
+        self._start_state(warm, X.shape[1], X.dtype)
 
         X_val = None
         if self.early_stopping:
@@ -196,7 +246,7 @@ class BaseSoftmaxClassifier(
         self.class_count_ = np.bincount(
             y_enc, weights=sample_weight, minlength=classes.shape[0]
         )
-        self._class_count_version = self._next_count_version()
+        self._class_count_version = next_count_version()
         self._max_row_weight = float(sample_weight.max(initial=0.0))
         if not warm and self.fit_intercept:
             self._start_at_prior(np.arange(classes.shape[0]))
@@ -207,7 +257,7 @@ class BaseSoftmaxClassifier(
         )
         if first_visit:
             row_state = self._new_row_state(X.shape[0])
-        self.t_ = 0 if not warm else self.t_
+        self.t_ = self._state.t
         self._n_epochs = 0 if not warm else self._n_epochs
         epochs_before = self._n_epochs
         self.loss_curve_ = []
@@ -216,14 +266,14 @@ class BaseSoftmaxClassifier(
 
         dataset = make_dataset(X, sample_weight)
         self._check_dataset(dataset)
-        self._check_n_sampled_classes()
+        check_n_sampled_classes(self)
         if isinstance(self.eta0, str):
             # only the 'auto' rules read them (O(nnz), with a copy of X's
             # values for the l1 norms: 10% of a fixed-step U-max epoch)
-            self._row_norm_stats = _row_norm_stats(dataset, X)
+            self._row_norm_stats = RowNormStats.of(dataset, X)
         else:
             self.__dict__.pop("_row_norm_stats", None)
-        self._set_eta0(X, y_enc, sample_weight, keep_pilot=warm)
+        set_eta0(self, X, y_enc, sample_weight, keep_pilot=warm)
         order = np.arange(X.shape[0], dtype=np.intp)
         weights = self._weight_matrix(fresh=not warm)
         best, n_bad = np.inf, 0
@@ -260,7 +310,7 @@ class BaseSoftmaxClassifier(
             # coef_ is the kernel's own array: fold the lazy scale back once
             self._fold_weights(weights)
         self._row_state = row_state
-        if self._runaway_due(warm, epochs_before, X, sample_weight):
+        if runaway_due(self, warm, epochs_before, X, sample_weight):
             self._warn_if_runaway(X, y_enc, sample_weight)
         return self
 
@@ -294,7 +344,7 @@ class BaseSoftmaxClassifier(
         """
         self._adagrad_thread_warned = False
         first = not hasattr(self, "coef_")
-        allow_new = self._allow_new_classes()
+        allow_new = check_allow_new_classes(self)
         if first and classes is None and not allow_new:
             raise ValueError(
                 "classes must be passed on the first call to partial_fit."
@@ -341,16 +391,17 @@ class BaseSoftmaxClassifier(
                 grown = np.arange(n_old, self.classes_.shape[0])
         if first:
             self._plan(X.shape[0], X.shape[1])
-            self._init_state(X.shape[1], X.dtype)
-            self._rng = RandomState.from_random_state(self.random_state)
+            self._start_state(False, X.shape[1], X.dtype)
             self.t_ = 0
             self._n_epochs = 0
             self.loss_curve_ = []
             self.n_iter_ = 0
             self.class_count_ = np.zeros(self.classes_.shape[0])
             self._max_row_weight = 0.0
-        elif X.dtype != self.coef_.dtype:
-            X = X.astype(self.coef_.dtype)
+        else:
+            if X.dtype != self.coef_.dtype:
+                X = X.astype(self.coef_.dtype)
+            self._start_state(True, X.shape[1], X.dtype)
         sample_weight = weigh_stream_rows(self, y_enc, sample_weight, first)
         if not np.any(sample_weight > 0):
             if grown.shape[0]:
@@ -358,12 +409,12 @@ class BaseSoftmaxClassifier(
             return self
         # classes first seen in this batch start at their prior (all of
         # them on the first call); classes trained before keep their state.
-        # The counts grow in place, O(n) (see ClassSamplerMixin's
-        # _class_sampler for when the sampler's table follows them)
+        # The counts grow in place, O(n) (see ClassSampler.refresh for
+        # when the sampler's table follows them)
         unseen = self.class_count_[y_enc] == 0
         np.add.at(self.class_count_, y_enc, sample_weight)
         if first:
-            self._class_count_version = self._next_count_version()
+            self._class_count_version = next_count_version()
         self._max_row_weight = max(
             self._max_row_weight, float(sample_weight.max())
         )
@@ -380,13 +431,13 @@ class BaseSoftmaxClassifier(
             self._start_new_classes(grown)
         dataset = make_dataset(X, sample_weight)
         self._check_dataset(dataset)
-        self._check_n_sampled_classes()
+        check_n_sampled_classes(self)
         # 'auto' follows the rows seen so far, not the first batch alone
-        stats = _row_norm_stats(dataset, X)
-        if not first and hasattr(self, "_row_norm_stats"):
+        stats = RowNormStats.of(dataset, X)
+        if not first and "_row_norm_stats" in self.__dict__:
             stats = stats + self._row_norm_stats
         self._row_norm_stats = stats
-        self._set_eta0(X, y_enc, sample_weight, keep_pilot=not first)
+        set_eta0(self, X, y_enc, sample_weight, keep_pilot=not first)
         order = np.arange(X.shape[0], dtype=np.intp)
         weights = self._weight_matrix(fresh=first)
         try:
@@ -408,29 +459,80 @@ class BaseSoftmaxClassifier(
             self._warn_if_runaway(X, y_enc, sample_weight)
         return self
 
-    # ------------------------------------------------------ state setup
+    # ------------------------------------------------------ the state
     def _plan(self, n_samples, n_features):
-        """Choose the form of the state before ``_init_state`` allocates it
-        (a hook: the bound method sizes its curvature here)."""
+        """Choose the form of the state before the solver's ``setup``
+        makes it (a hook: the bound method sizes its curvature here)."""
 
-    def _init_state(self, n_features, dtype):
-        """A zero model of the current classes (``new_weights``, the
-        allocation the eta0 pilot's solvers use too)."""
-        self.coef_, self.intercept_ = new_weights(
-            self.classes_.shape[0], n_features, dtype
-        )
-        self.__dict__.pop("_row_state", None)
+    def _start_state(self, warm, n_features, dtype):
+        """The one place a call gets its training state (``_state``): a
+        fresh one from the solver's ``setup`` for a new model (zero
+        weights, a new generator, the strategies the parameters ask for,
+        the method's own state), else the kept one in the data's dtype,
+        brought in line with the parameters (``resume``: a strategy
+        switched on by ``set_params`` starts, one switched off is
+        dropped). ``coef_`` and ``intercept_`` then expose it."""
+        # the state needs no step: eta0_ is chosen later in the call
+        solver = self._make_solver(eta0=np.nan, n_threads=1)
+        if warm:
+            self._state.adopt_dtype(dtype)
+            solver.resume(self._state)
+        else:
+            self.__dict__.pop("_row_state", None)
+            self._state = solver.setup(n_features, dtype, self.random_state)
+        self._expose()
 
-    def _adopt_dtype(self, dtype):
-        # a warm start keeps the previous solution but the dtype of the data
-        self.coef_ = np.ascontiguousarray(self.coef_, dtype=dtype)
-        self.intercept_ = np.ascontiguousarray(self.intercept_, dtype=dtype)
+    def _expose(self):
+        """coef_ / intercept_ <- the state's (the running mean once an
+        iterate is averaged, else the iterate; the same arrays, no copy)."""
+        self.coef_, self.intercept_ = self._state.weights()
 
     def _new_row_state(self, n_rows):
         return None
 
     def _check_dataset(self, dataset):
         """Method-specific checks of the training rows (default: none)."""
+
+    def _takes(self, name):
+        """Whether the estimator has the parameter ``name`` (``average``,
+        ``sampler``: the optional behaviours it offers)."""
+        return name in self._parameter_constraints
+
+    def _weight_matrix(self, fresh):
+        """Wrap the state's iterate (no copy) for the kernels, with the
+        running mean of ``average`` (``Averaging.for_call``: it begins on
+        a fresh model or when switched on, and is dropped when off).
+
+        ||W||^2 is needed only for the penalty (alpha > 0); computing it is
+        O(K D), so it is skipped when W is known to be zero or unused.
+        coef_ and intercept_ are the iterate until the call's weights are
+        folded (``_fold_weights``): the kernel's own state.
+        """
+        state = self._state
+        self.coef_, self.intercept_ = state.coef, state.intercept
+        start = int(self.average) if self._takes("average") else 0
+        state.averaging = Averaging.for_call(
+            state.averaging, start, state.coef, state.intercept, fresh
+        )
+        sq_norm = None if (not fresh and self.alpha > 0) else 0.0
+        average = (
+            {}
+            if state.averaging is None
+            else state.averaging.weight_matrix_options()
+        )
+        return make_weight_matrix(
+            state.coef, state.intercept, sq_norm, **average
+        )
+
+    def _fold_weights(self, weights):
+        """Write the true W into the state (and the mean, one O(K D)
+        pass, when averaging), then expose it."""
+        weights.fold_scale()
+        if not weights.averaging or "_state" not in self.__dict__:
+            # off, or diverged: the estimator was left unfitted
+            return
+        self._state.averaging.fold(weights)
+        self._expose()
 
     def _validation_split(self, y_enc, sample_weight):
         n_val = int(np.ceil(self.validation_fraction * y_enc.shape[0]))
@@ -452,15 +554,185 @@ class BaseSoftmaxClassifier(
                 f"early_stopping needs a stratified validation split: {exc}"
             ) from exc
 
+    # ------------------------------------------------ classes and prior
+    def _start_at_prior(self, classes):
+        """Set the intercepts of ``classes`` to their log prior frequency
+        (``_class_prior.start_at_prior`` of ``class_count_``)."""
+        start_at_prior(
+            self._state.intercept,
+            self.class_count_,
+            self._max_row_weight,
+            classes,
+        )
 
-class DoubleSumSoftmaxClassifier(SolverEstimatorMixin, BaseSoftmaxClassifier):
+    def _prior_frequencies(self, classes=None):
+        """``prior_frequencies`` of the estimator's counts."""
+        return prior_frequencies(
+            self.class_count_, self._max_row_weight, classes
+        )
+
+    def _grow_classes(self, n_old, n_new):
+        """Grow the model from ``n_old`` to ``n_new`` classes (new rows of
+        W zero); the sampler's table is rebuilt from the new counts."""
+        self.class_count_ = grow_per_class(
+            self.class_count_, n_old, n_new, 0.0, name="class_count_"
+        )
+        self._state.grow(n_old, n_new)
+        self._class_count_version = next_count_version()
+        self._expose()
+
+    def _start_new_classes(self, classes):
+        """Intercepts of the classes just added: the class-prior start's,
+        from the counts so far, in the running mean as well."""
+        if self.fit_intercept:
+            self._start_at_prior(classes)
+        if self._state.averaging is not None:
+            self._state.averaging.start_classes(
+                classes, self._state.intercept
+            )
+
+    def _sampler_table(self):
+        """The 'frequency' sampler's alias table of the current counts
+        (``ClassSampler.refresh``); None for uniform draws."""
+        if not self._takes("sampler") or self.sampler == "uniform":
+            return None
+        return self._state.sampler.refresh(
+            self.class_count_, self._class_count_version, self.sampler_power
+        )
+
+    def _distinct_draw_limit(self):
+        """The most classes one step can draw when ``n_sampled_classes``
+        counts distinct classes (drawn without replacement); None when it
+        counts draws with replacement, which any number can be."""
+        return None
+
+    def _n_sampled_used(self):
+        """``n_sampled_classes`` as the kernel uses it: at most the
+        distinct-draw limit."""
+        return n_sampled_used(
+            self.n_sampled_classes, self._distinct_draw_limit()
+        )
+
+    # ------------------------------------------------------- the epochs
+    def _schedule(self):
+        """The learning-rate schedule of ``self.learning_rate`` (a hook for
+        methods with schedules of their own)."""
+        return SCHEDULES[self.learning_rate]
+
+    def _uses_adagrad(self):
+        """Per-feature steps (``learning_rate='adagrad'`` of the
+        double-sum methods)."""
+        return False
+
+    def _solver_options(self, eta0=None, n_threads=None):
+        """The parameters every ``SGDSolver`` takes, from the estimator's
+        (``eta0`` default ``eta0_``, ``n_threads`` the training threads)."""
+        options = {
+            "n_classes": self.classes_.shape[0],
+            "eta0": self.eta0_ if eta0 is None else eta0,
+            "schedule_code": self._schedule().code,
+            "power_t": self.power_t,
+            "alpha": self.alpha,
+            "fit_intercept": self.fit_intercept,
+            "shuffle": self.shuffle,
+            "n_threads": (
+                training_threads(self) if n_threads is None else n_threads
+            ),
+            "adagrad": self._uses_adagrad(),
+        }
+        if self._takes("sampler"):
+            options["sampler"] = self.sampler
+            options["sampler_power"] = self.sampler_power
+        return options
+
+    def _epoch(self, dataset, weights, y_enc, row_state, order, first_visit):
+        """Run one epoch of the solver on the state, then record and report
+        it (``_epochs.record_epoch``); a divergence drops the model."""
+        eta_epoch = self._schedule().eta_for_epoch(
+            self.eta0_, self.decay, self._n_epochs
+        )
+        start = time.perf_counter()
+        try:
+            solver = self._make_solver()
+            self._sampler_table()  # the kernel's table follows the counts
+            state = self._state
+            try:
+                obj_sum, weight_sum = solver.epoch(
+                    state, dataset, weights, y_enc, row_state, order,
+                    eta_epoch, first_visit,
+                )
+            except EpochDiverged as exc:
+                raise DivergenceError(
+                    divergence_message(self, exc.what, exc.row, exc.value)
+                )
+        except DivergenceError:
+            for attr in _MODEL_ATTRIBUTES:
+                self.__dict__.pop(attr, None)
+            raise
+        self.t_ = state.t
+        self._after_epoch(solver)
+        seconds = time.perf_counter() - start
+        return record_epoch(
+            self, obj_sum, weight_sum, weights.sq_norm, seconds,
+            dataset.n_samples,
+        )
+
+    def _after_epoch(self, solver):
+        """Copy what the solver reports of its last epoch (a hook)."""
+
+    def _verbose_extra(self):
+        return ""
+
+    def _divergence_hint(self):
+        return ""
+
+    def _pilot_setup(self):
+        """The pilot's copy of what it needs (``PilotSetup``)."""
+        return PilotSetup(
+            type(self).__name__,
+            self._make_solver(eta0=self.eta0_, n_threads=1),
+            self._schedule(),
+            self.decay,
+            self.random_state,
+            self.class_count_.copy(),
+            self._max_row_weight,
+        )
+
+    def _warn_if_runaway(self, X, y_enc, sample_weight):
+        """``_runaway.warn_if_runaway`` of this model."""
+        warn_if_runaway(self, X, y_enc, sample_weight)
+
+
+class DoubleSumSoftmaxClassifier(BaseSoftmaxClassifier):
     """Base of the methods on the double-sum softmax (Fagan & Iyengar 2018).
 
     They keep one float64 variable u_i per training row (the row's
     log-normaliser in eq. 5), aligned with the rows of the current fit,
-    and run their epochs through a solver (``_solver.SGDSolver``).
+    draw ``n_sampled_classes`` classes per step by ``sampler``, take
+    ``average`` and per-feature steps (``learning_rate='adagrad'``), run
+    lock-free on ``n_jobs`` threads and choose an 'auto' step by the
+    pilot.
     """
+
+    _eta0_pilot = True
+    _threaded_epochs = True
+
+    _parameter_constraints: dict = {
+        **BaseSoftmaxClassifier._parameter_constraints,
+        "n_sampled_classes": [Interval(Integral, 1, None, closed="left")],
+        **SAMPLER_CONSTRAINTS,
+        **AVERAGE_CONSTRAINTS,
+        **ADAGRAD_CONSTRAINTS,
+    }
 
     def _new_row_state(self, n_rows):
         return np.zeros(n_rows, dtype=np.float64)
 
+    def _schedule(self):
+        return PER_FEATURE_SCHEDULES[self.learning_rate]
+
+    def _uses_adagrad(self):
+        return self.learning_rate == ADAGRAD
+
+    def _check_dataset(self, dataset):
+        check_adagrad_average(self.learning_rate, self.alpha, self.average)

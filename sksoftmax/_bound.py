@@ -2,6 +2,7 @@
 
 import os
 import warnings
+from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
@@ -17,7 +18,7 @@ from ._bound_fast import (
 )
 from ._docstrings import fill_doc
 from ._shared._codes import Status
-from ._solver import EpochDiverged, SGDSolver, SolverEstimatorMixin
+from ._solver import EpochDiverged, SGDSolver, TrainingState
 
 
 def _available_memory():
@@ -67,6 +68,35 @@ def low_rank_seconds(n_samples, rank, n_directions, d):
     return units * SECONDS_PER_LOW_RANK_UNIT
 
 
+@dataclass(eq=False)
+class BoundState(TrainingState):
+    """The stochastic bound's training state: the common fields and the
+    accumulated bounds, in the mean-loss scale.
+
+    Attributes
+    ----------
+    mu : ndarray of shape (d,)
+        The accumulated gradients.
+    M : ndarray of shape (d, d) or None
+        The inverse of the accumulated curvature (full rank).
+    V, sig, Dg : ndarray or None
+        Its low-rank form ``V' diag(sig) V + diag(Dg)`` (low rank).
+    n_used : int
+        Directions of V in use (low rank).
+    epoch_number : int
+        The epoch about to run, from 1 (the rows' scale 1 / (epoch total
+        weight)).
+    """
+
+    mu: np.ndarray | None = None
+    M: np.ndarray | None = None
+    V: np.ndarray | None = None
+    sig: np.ndarray | None = None
+    Dg: np.ndarray | None = None
+    n_used: int = 0
+    epoch_number: int = 1
+
+
 class BoundSolver(SGDSolver):
     """Stochastic-bound epochs (kernels ``_bound_fast``), the solver of
     :class:`StochasticBoundClassifier`.
@@ -83,10 +113,11 @@ class BoundSolver(SGDSolver):
     **common
         The parameters of :class:`~sksoftmax._solver.SGDSolver`.
 
-    The state carries ``mu``, ``M`` (full rank) or ``V``, ``sig``, ``Dg``
-    and ``n_used`` (low rank), and ``epoch_number`` (from 1: the rows'
-    scale 1 / (epoch total weight)).
+    Its state is a :class:`BoundState`. Epoch e (from 1) first re-weights
+    what the earlier epochs accumulated by (e - 1) / e (``_reweight``).
     """
+
+    state_class = BoundState
 
     kernels = (
         (sbm_full_epoch64, sbm_full_epoch32),
@@ -102,26 +133,70 @@ class BoundSolver(SGDSolver):
         self.rank = rank
         self.low_rank = rank is not None
 
-    def setup(self, n_features, dtype, random_state, class_count,
-              max_row_weight):
-        """The common state (``SGDSolver.setup``) and the bounds'
-        curvature at the prior alpha I: M = I / alpha, or no direction of
-        V used yet; mu zero; the first epoch."""
-        state = super().setup(
-            n_features, dtype, random_state, class_count, max_row_weight
-        )
+    def _prior(self, n_features):
+        """Diagonal of M^-1 before any row: alpha (W) and alpha (b)."""
+        d_plus = n_features + int(self.fit_intercept)
+        return np.full(self.n_classes * d_plus, float(self.alpha))
+
+    def _setup_method(self, state, n_features):
+        """The bounds' curvature at the prior alpha I: M = I / alpha, or no
+        direction of V used yet; mu zero; the first epoch. A ValueError,
+        before allocating it, when it would not fit in the memory
+        available."""
         d = self.n_classes * (n_features + int(self.fit_intercept))
-        prior = np.full(d, float(self.alpha))
+        available = _available_memory()
         if self.low_rank:
+            need = 8 * d * (2 * self.rank + 6)
+            if need > available:
+                raise ValueError(
+                    f"StochasticBoundClassifier(rank={self.rank}) needs "
+                    f"{_gib(need)} for V and its work arrays over d = "
+                    f"{d:,} parameters, more than the {_gib(available)} "
+                    "of memory available; lower rank."
+                )
             state.V = np.zeros((self.rank, d))
             state.sig = np.zeros(self.rank)
-            state.Dg = prior
+            state.Dg = self._prior(n_features)
             state.n_used = 0
         else:
-            state.M = np.diag(1.0 / prior)
+            # M, plus two d x d temporaries of the per-epoch re-weighting
+            need = 3 * 8 * d * d
+            if need > available:
+                raise ValueError(
+                    f"StochasticBoundClassifier(rank=None) keeps the dense "
+                    f"matrix M = Sigma^-1 over d = n_classes * (n_features + "
+                    f"{int(self.fit_intercept)}) = {d:,} parameters: "
+                    f"8 d^2 = {_gib(8 * d * d)} for M ({_gib(need)} with the "
+                    f"per-epoch temporaries), more than the {_gib(available)} "
+                    "of memory available. Use the low-rank form, e.g. "
+                    "rank=20, whose memory is O(rank * d)."
+                )
+            state.M = np.diag(1.0 / self._prior(n_features))
         state.mu = np.zeros(d)
         state.epoch_number = 1
-        return state
+
+    def _reweight(self, state, keep):
+        """Scale the accumulated bounds by ``keep``, the prior unchanged."""
+        n_classes, n_features = state.coef.shape
+        prior = self._prior(n_features)
+        if not self.low_rank:
+            sigma = np.linalg.inv(state.M)
+            sigma *= keep
+            sigma[np.diag_indices_from(sigma)] += (1.0 - keep) * prior
+            M = np.linalg.inv(sigma)
+            state.M = np.ascontiguousarray(0.5 * (M + M.T))
+        else:
+            state.sig *= keep
+            state.Dg = prior + keep * (state.Dg - prior)
+        if self.surrogate and self.fit_intercept:
+            # the intercepts' proximal term is not a bound: not re-weighted
+            d_plus = n_features + 1
+            ib = np.arange(n_classes) * d_plus + d_plus - 1
+            prox = -float(self.alpha) * state.intercept.astype(np.float64)
+            state.mu = keep * state.mu
+            state.mu[ib] += (1.0 - keep) * prox
+        else:
+            state.mu = keep * state.mu
 
     def new_row_state(self, n_rows):
         """None: the bound keeps no per-row variable."""
@@ -152,7 +227,10 @@ class BoundSolver(SGDSolver):
         self, state, dataset, weights, y, row_state, order, eta_epoch,
         first_visit,
     ):
-        opts = self._options(dataset, eta_epoch, state.epoch_number)
+        epoch = state.epoch_number
+        if epoch > 1:
+            self._reweight(state, (epoch - 1) / epoch)
+        opts = self._options(dataset, eta_epoch, epoch)
         kernel = self._kernel(state)
         # one BLAS thread: a rank-K update per row is too small to share,
         # and threads waiting on a busy machine cost many times more
@@ -190,11 +268,12 @@ class BoundSolver(SGDSolver):
         if status != Status.STATUS_OK:
             raise EpochDiverged("theta is not finite", row, value)
         state.t = t
+        state.epoch_number = epoch + 1
         return obj_sum, weight_sum
 
 
 @fill_doc
-class StochasticBoundClassifier(SolverEstimatorMixin, BaseSoftmaxClassifier):
+class StochasticBoundClassifier(BaseSoftmaxClassifier):
     """Softmax regression by stochastic bound majorization.
 
     Minimises the mean log-loss of a linear softmax model plus
@@ -439,46 +518,16 @@ class StochasticBoundClassifier(SolverEstimatorMixin, BaseSoftmaxClassifier):
         class_weight=None,
         allow_new_classes=False,
     ):
-        self.rank = rank
-        self.n_directions = n_directions
-        self.alpha = alpha
-        self.eta0 = eta0
-        self.batch_size = batch_size
-        self.variant = variant
-        self.learning_rate = learning_rate
-        self.decay = decay
-        self.power_t = power_t
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.tol = tol
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.warm_start = warm_start
-        self.verbose = verbose
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.n_jobs = n_jobs
-        self.class_weight = class_weight
-        self.allow_new_classes = allow_new_classes
+        super().__init__(locals())
 
     # ----------------------------------------------------------- state
-    def _new_classes_refusal(self):
-        return (
-            "its curvature matrix over n_classes x (n_features + 1) "
-            "parameters (dense at full rank, rank x that at low rank) "
-            "cannot grow by a class without a copy of O(d^2) or O(rank d); "
-            "use another estimator (e.g. SCENTClassifier) for streams that "
-            "meet new classes."
-        )
-
-    def _n_params(self, n_features):
-        return self.classes_.shape[0] * (n_features + int(self.fit_intercept))
-
-    def _prior(self, n_features):
-        """Diagonal of M^-1 before any row: alpha (W) and alpha (b)."""
-        d_plus = n_features + int(self.fit_intercept)
-        return np.full(self.classes_.shape[0] * d_plus, float(self.alpha))
+    _new_classes_refusal = (
+        "its curvature matrix over n_classes x (n_features + 1) "
+        "parameters (dense at full rank, rank x that at low rank) "
+        "cannot grow by a class without a copy of O(d^2) or O(rank d); "
+        "use another estimator (e.g. SCENTClassifier) for streams that "
+        "meet new classes."
+    )
 
     def _update(self):
         """The update used: 'auto' is 'surrogate' at full rank, else
@@ -559,63 +608,6 @@ class StochasticBoundClassifier(SolverEstimatorMixin, BaseSoftmaxClassifier):
                 f"variant='{self._update()}'"
             )
 
-    def _init_state(self, n_features, dtype):
-        d = self._n_params(n_features)
-        available = _available_memory()
-        if self.rank_ is not None:
-            need = 8 * d * (2 * self.rank_ + 6)
-            if need > available:
-                raise ValueError(
-                    f"StochasticBoundClassifier(rank={self.rank_}) needs "
-                    f"{_gib(need)} for V and its work arrays over d = "
-                    f"{d:,} parameters, more than the {_gib(available)} "
-                    "of memory available; lower rank."
-                )
-            super()._init_state(n_features, dtype)
-            self._V = np.zeros((self.rank_, d))
-            self._sig = np.zeros(self.rank_)
-            self._Dg = self._prior(n_features)
-            self._n_used = 0
-            self._mu = np.zeros(d)
-            return
-        # M, plus two d x d temporaries of the per-epoch re-weighting
-        need = 3 * 8 * d * d
-        if need > available:
-            raise ValueError(
-                f"StochasticBoundClassifier(rank=None) keeps the dense "
-                f"matrix M = Sigma^-1 over d = n_classes * (n_features + "
-                f"{int(self.fit_intercept)}) = {d:,} parameters: "
-                f"8 d^2 = {_gib(8 * d * d)} for M ({_gib(need)} with the "
-                f"per-epoch temporaries), more than the {_gib(available)} "
-                "of memory available. Use the low-rank form, e.g. "
-                "rank=20, whose memory is O(rank * d)."
-            )
-        super()._init_state(n_features, dtype)
-        self._M = np.diag(1.0 / self._prior(n_features))
-        self._mu = np.zeros(d)
-
-    def _reweight(self, keep):
-        """Scale the accumulated bounds by ``keep``, the prior unchanged."""
-        prior = self._prior(self.coef_.shape[1])
-        if self.rank_ is None:
-            sigma = np.linalg.inv(self._M)
-            sigma *= keep
-            sigma[np.diag_indices_from(sigma)] += (1.0 - keep) * prior
-            M = np.linalg.inv(sigma)
-            self._M = np.ascontiguousarray(0.5 * (M + M.T))
-        else:
-            self._sig *= keep
-            self._Dg = prior + keep * (self._Dg - prior)
-        if self._update() == "surrogate" and self.fit_intercept:
-            # the intercepts' proximal term is not a bound: not re-weighted
-            d_plus = self.coef_.shape[1] + 1
-            ib = np.arange(self.classes_.shape[0]) * d_plus + d_plus - 1
-            prox = -float(self.alpha) * self.intercept_.astype(np.float64)
-            self._mu = keep * self._mu
-            self._mu[ib] += (1.0 - keep) * prox
-        else:
-            self._mu = keep * self._mu
-
     def _make_solver(self, eta0=None, n_threads=None):
         """The stochastic-bound solver of the current parameters."""
         return BoundSolver(
@@ -624,31 +616,6 @@ class StochasticBoundClassifier(SolverEstimatorMixin, BaseSoftmaxClassifier):
             n_directions=self.n_directions,
             rank=self.rank_,
             **self._solver_options(eta0, n_threads),
-        )
-
-    def _training_state(self, t):
-        state = super()._training_state(t)
-        state.epoch_number = self._n_epochs + 1
-        state.mu = self._mu
-        if self.rank_ is None:
-            state.M = self._M
-        else:
-            state.V, state.sig, state.Dg = self._V, self._sig, self._Dg
-            state.n_used = self._n_used
-        return state
-
-    def _keep_state(self, state):
-        if self.rank_ is not None:
-            self._n_used = state.n_used
-
-    def _run_epoch(
-        self, dataset, weights, y_enc, row_state, order, eta_epoch, t, first
-    ):
-        epoch = self._n_epochs + 1
-        if epoch > 1:
-            self._reweight((epoch - 1) / epoch)
-        return super()._run_epoch(
-            dataset, weights, y_enc, row_state, order, eta_epoch, t, first
         )
 
     def _divergence_hint(self):
@@ -668,4 +635,4 @@ class StochasticBoundClassifier(SolverEstimatorMixin, BaseSoftmaxClassifier):
         if self._update() == "surrogate":
             return 1.0
         scale = 1.0 if self.rank_ is None else AUTO_LOW_RANK_ETA
-        return scale / max(self._row_norm_stats[2], 1.0)
+        return scale / max(self._row_norm_stats.n_rows, 1.0)

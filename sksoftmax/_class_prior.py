@@ -2,6 +2,17 @@
 
 Shared by fit, partial_fit and the eta0 pilot: the same functions set
 the intercepts of a new model to the log class frequencies.
+
+With coef_ at zero this is the class-prior model, the best model without
+features: an epoch starts there rather than at the uniform model, whose
+log-loss, log K, is far worse when the class frequencies are skewed (tags,
+tokens, products). The frequencies are the weighted counts
+``class_count_`` (sample weights times class weights: the optimum of the
+weighted objective with W = 0) plus one pseudo-row of weight w spread
+evenly over the classes, p_k = (c_k + w / K) / (C + w) with C the total
+weight, so that a class not seen yet gets a small, finite intercept; w is
+the largest row weight, at most the smallest positive class total
+(``_prior_pseudo_weight``).
 """
 
 import uuid
@@ -64,40 +75,3 @@ def new_weights(n_classes, n_features, dtype):
         np.zeros((n_classes, n_features), dtype=dtype),
         np.zeros(n_classes, dtype=dtype),
     )
-
-
-class ClassPriorMixin:
-    """The class-prior start on the estimator's ``class_count_`` (mixed into
-    ``BaseSoftmaxClassifier``)."""
-
-    @staticmethod
-    def _next_count_version():
-        return next_count_version()
-
-    def _start_at_prior(self, classes):
-        """Set the intercepts of ``classes`` to their log prior frequency.
-
-        With coef_ at zero this is the class-prior model, the best model
-        without features: an epoch starts there rather than at the uniform
-        model, whose log-loss, log K, is far worse when the class
-        frequencies are skewed (tags, tokens, products). The frequencies
-        are the weighted counts ``class_count_`` (sample weights times
-        class weights: the optimum of the weighted objective with W = 0)
-        plus one pseudo-row of weight w spread evenly over the classes,
-        p_k = (c_k + w / K) / (C + w) with C the total weight, so that a
-        class not seen yet gets a small, finite intercept; w is the
-        largest row weight, at most the smallest positive class total
-        (``_prior_pseudo_weight``).
-        """
-        start_at_prior(
-            self._raw_weights()[1],
-            self.class_count_,
-            self._max_row_weight,
-            classes,
-        )
-
-    def _prior_frequencies(self, classes=None):
-        """``prior_frequencies`` of the estimator's counts."""
-        return prior_frequencies(
-            self.class_count_, self._max_row_weight, classes
-        )

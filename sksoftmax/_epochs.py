@@ -1,22 +1,19 @@
-"""One recorded training epoch of the estimators (private).
+"""The training epochs of the expert estimators (private).
 
-``EpochMixin`` wraps the estimator's weights for the kernels, runs one
-epoch through the method's ``_run_epoch`` (its solver), records the
-objective estimate and reports divergence; it also holds the thread rule
-of the training epochs.
+``BaseSoftmaxClassifier._epoch`` runs one epoch of the method's solver;
+the functions here record it (``record_epoch``: the objective estimate
+and the verbose line), word a divergence (``divergence_message``), give
+the stopping rule (``improves``) and the thread rule of the training
+epochs (``training_threads``).
 """
 
-import time
 import warnings
 
 import numpy as np
 
-from ._sgd_schedule import SCHEDULES
-from ._shared._weight_matrix import make_weight_matrix
-from .exceptions import DivergenceError
-
 # Dropped after a divergence, so that no prediction uses the broken state
-# (a mixin with state of its own adds its names through _model_attributes).
+# (the training state, _state, holds the method's and the strategies'
+# arrays).
 _MODEL_ATTRIBUTES = (
     "coef_",
     "intercept_",
@@ -25,6 +22,7 @@ _MODEL_ATTRIBUTES = (
     "t_",
     "loss_curve_",
     "_row_state",
+    "_state",
 )
 
 
@@ -45,135 +43,61 @@ def improves(loss, best, tol):
     return loss < best - tol * abs(best)
 
 
-class EpochMixin:
-    """The epoch of ``BaseSoftmaxClassifier`` (see the module docstring)."""
-
-    def _model_attributes(self):
-        """The attributes a divergence drops (``_MODEL_ATTRIBUTES`` and the
-        mixins' own state)."""
-        return _MODEL_ATTRIBUTES
-
-    # ---------------------------------------------------------- the epoch
-    def _weight_matrix(self, fresh, **average):
-        """Wrap coef_ / intercept_ (no copy) for the kernels.
-
-        ||W||^2 is needed only for the penalty (alpha > 0); computing it is
-        O(K D), so it is skipped when W is known to be zero or unused.
-        ``average``: the averaging arguments of ``make_weight_matrix``
-        (``_averaging.AveragingMixin``).
-        """
-        sq_norm = None if (not fresh and self.alpha > 0) else 0.0
-        return make_weight_matrix(
-            self.coef_, self.intercept_, sq_norm, **average
+def record_epoch(est, obj_sum, weight_sum, sq_norm, seconds, n_rows):
+    """Count an epoch that ran, append its objective estimate (the mean
+    of the kernel's sums plus the penalty at ``sq_norm``, ||W||^2) to
+    ``loss_curve_`` and print its line when verbose; returns the
+    objective."""
+    est._n_epochs += 1
+    penalty = 0.5 * est.alpha * sq_norm
+    objective = obj_sum / weight_sum + penalty if weight_sum > 0 else np.nan
+    est.loss_curve_.append(objective)
+    if est.verbose:
+        rate = n_rows / seconds if seconds > 0 else np.inf
+        print(
+            f"Epoch {est._n_epochs}: {seconds:.4f} s, objective "
+            f"estimate {objective:.6f}, {rate:,.0f} rows/s"
+            + est._verbose_extra()
         )
+    return objective
 
-    def _fold_weights(self, weights):
-        """Write the true W into coef_ (a hook for iterate averaging)."""
-        weights.fold_scale()
 
-    def _raw_weights(self):
-        """(W, b) that the steps continue from: coef_, intercept_ here;
-        the iterate kept apart when coef_ is an average."""
-        return self.coef_, self.intercept_
+def divergence_message(est, what, row, value):
+    """The DivergenceError message of an epoch whose kernel reported
+    ``what`` at ``row`` (the method's ``_divergence_hint`` appended)."""
+    return (
+        f"{type(est).__name__} diverged in epoch {est._n_epochs + 1} "
+        f"at row {row}: {what} (value {value:.6g}). The step size is too "
+        f"large for this problem: lower eta0 (now {est.eta0_:g}"
+        + (", chosen by eta0='auto'" if est.eta0 == "auto" else "")
+        + ")"
+        + est._divergence_hint()
+        + "."
+    )
 
-    def _epoch(self, dataset, weights, y_enc, row_state, order, first_visit):
-        """Run one kernel epoch, then record and report it."""
-        eta_epoch = self._schedule().eta_for_epoch(
-            self.eta0_, self.decay, self._n_epochs
-        )
-        start = time.perf_counter()
-        try:
-            obj_sum, weight_sum, self.t_ = self._run_epoch(
-                dataset,
-                weights,
-                y_enc,
-                row_state,
-                order,
-                eta_epoch,
-                self.t_,
-                first_visit,
+
+def training_threads(est):
+    """Threads of the training epochs: ``_n_threads()`` for a method
+    with threaded epochs (``_threaded_epochs``: U-max, Implicit SGD and
+    the sampled baselines lock-free, ``_hogwild.pxd``; SCENT and augment
+    and reduce inside each minibatch), one otherwise.
+
+    learning_rate='adagrad' keeps its per-row step state in one object,
+    so its epochs run on one thread; asking for more then warns (once per
+    fit or partial_fit call) rather than running slower than asked
+    without a word.
+    """
+    n_threads = est._n_threads()
+    if not est._threaded_epochs or n_threads == 1:
+        return 1
+    if est._uses_adagrad():
+        if not getattr(est, "_adagrad_thread_warned", False):
+            warnings.warn(
+                "learning_rate='adagrad' trains on one thread: its "
+                "per-row step state is not shared between threads; "
+                f"n_jobs={est.n_jobs} applies to prediction only.",
+                UserWarning,
             )
-        except DivergenceError:
-            for attr in self._model_attributes():
-                self.__dict__.pop(attr, None)
-            raise
-        seconds = time.perf_counter() - start
-        self._n_epochs += 1
-        penalty = 0.5 * self.alpha * weights.sq_norm
-        objective = (
-            obj_sum / weight_sum + penalty if weight_sum > 0 else np.nan
-        )
-        self.loss_curve_.append(objective)
-        if self.verbose:
-            rate = dataset.n_samples / seconds if seconds > 0 else np.inf
-            print(
-                f"Epoch {self._n_epochs}: {seconds:.4f} s, objective "
-                f"estimate {objective:.6f}, {rate:,.0f} rows/s"
-                + self._verbose_extra()
-            )
-        return objective
-
-
-    def _schedule(self):
-        """The learning-rate schedule of ``self.learning_rate``.
-
-        A hook for methods with schedules of their own; the default is the
-        package's table ``SCHEDULES``.
-        """
-        return SCHEDULES[self.learning_rate]
-
-    def _verbose_extra(self):
-        return ""
-
-    def _raise_divergence(self, what, row, value):
-        raise DivergenceError(
-            f"{type(self).__name__} diverged in epoch {self._n_epochs + 1} "
-            f"at row {row}: {what} (value {value:.6g}). The step size is too "
-            f"large for this problem: lower eta0 (now {self.eta0_:g}"
-            + (", chosen by eta0='auto'" if self.eta0 == "auto" else "")
-            + ")"
-            + self._divergence_hint()
-            + "."
-        )
-
-    def _divergence_hint(self):
-        return ""
-
-    # ----------------------------------------------------------- threads
-    # Methods whose epochs run on n_jobs threads (U-max, Implicit SGD and
-    # the sampled baselines lock-free, _hogwild.pxd; augment and reduce
-    # inside each minibatch)
-    _threaded_epochs = False
-
-    def _class_sampler(self):
-        """The class sampler's table (``_class_sampler.ClassSamplerMixin``);
-        None: uniform draws, or none at all."""
-        return None
-
-    def _uses_adagrad(self):
-        """Per-feature steps (``_adagrad_state.AdaGradMixin``)."""
-        return False
-
-    def _training_threads(self):
-        """Threads of the training epochs: ``_n_threads()`` for a method
-        with threaded epochs, one otherwise.
-
-        learning_rate='adagrad' keeps its per-row step state in one
-        object, so its epochs run on one thread; asking for more then
-        warns (once per fit or partial_fit call) rather than running
-        slower than asked without a word.
-        """
-        n_threads = self._n_threads()
-        if not self._threaded_epochs or n_threads == 1:
-            return 1
-        if self._uses_adagrad():
-            if not getattr(self, "_adagrad_thread_warned", False):
-                warnings.warn(
-                    "learning_rate='adagrad' trains on one thread: its "
-                    "per-row step state is not shared between threads; "
-                    f"n_jobs={self.n_jobs} applies to prediction only.",
-                    UserWarning,
-                )
-                self._adagrad_thread_warned = True
-            return 1
-        return n_threads
+            est._adagrad_thread_warned = True
+        return 1
+    return n_threads

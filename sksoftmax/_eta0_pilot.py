@@ -59,7 +59,7 @@ The pilot
   while a step too large for the whole fit cost 25% on the tokens task.
 * After the stages, the estimator multiplies the best trial by
   ``min(1, sqrt(50 / r))``, r the rows per class
-  (``BaseSoftmaxClassifier._pilot_step_factor``): the stages stop at
+  (``_step_rules.RowNormStats.pilot_step_factor``): the stages stop at
   131,072 rows, and at hundreds of rows per class an epoch is still long
   enough for the noise of the trials' step to dominate (tokens: U-max's
   stages kept 3.3e-4, ten epochs want 1e-4 to 1.9e-4).

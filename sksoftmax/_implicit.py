@@ -1,14 +1,8 @@
 """Implicit SGD on the double-sum softmax (Fagan & Iyengar 2018)."""
 
-from numbers import Integral
-
 import numpy as np
-from sklearn.utils._param_validation import Interval
 
-from ._adagrad_state import ADAGRAD_CONSTRAINTS, AdaGradMixin
-from ._averaging import AVERAGE_CONSTRAINTS, AveragingMixin
-from ._base import BaseSoftmaxClassifier, DoubleSumSoftmaxClassifier
-from ._class_sampler import SAMPLER_CONSTRAINTS, ClassSamplerMixin
+from ._base import DoubleSumSoftmaxClassifier
 from ._docstrings import fill_doc
 from ._implicit_fast import implicit_epoch32, implicit_epoch64
 from ._shared._codes import Status
@@ -69,7 +63,7 @@ class ImplicitSolver(SGDSolver):
                 order,
                 t,
                 self._options(eta_epoch, first_visit),
-                state.sampler,
+                self._table(state),
                 self._adagrad(state),
             )
         )
@@ -81,12 +75,7 @@ class ImplicitSolver(SGDSolver):
 
 
 @fill_doc
-class ImplicitSGDClassifier(
-    ClassSamplerMixin,
-    AdaGradMixin,
-    AveragingMixin,
-    DoubleSumSoftmaxClassifier,
-):
+class ImplicitSGDClassifier(DoubleSumSoftmaxClassifier):
     """Softmax regression fitted by Implicit SGD (Fagan & Iyengar 2018).
 
     The same double-sum formulation as :class:`UMaxSoftmaxClassifier` (one
@@ -223,16 +212,9 @@ feature_names_in_
     (1, 3)
     """
 
-    _eta0_pilot = True
-    _threaded_epochs = True
-
     _parameter_constraints: dict = {
-        **BaseSoftmaxClassifier._parameter_constraints,
-        "n_sampled_classes": [Interval(Integral, 1, None, closed="left")],
+        **DoubleSumSoftmaxClassifier._parameter_constraints,
         "raise_u": ["boolean"],
-        **SAMPLER_CONSTRAINTS,
-        **AVERAGE_CONSTRAINTS,
-        **ADAGRAD_CONSTRAINTS,
     }
 
     def __init__(
@@ -262,29 +244,7 @@ feature_names_in_
         class_weight=None,
         allow_new_classes=False,
     ):
-        self.n_sampled_classes = n_sampled_classes
-        self.sampler = sampler
-        self.sampler_power = sampler_power
-        self.eta0 = eta0
-        self.learning_rate = learning_rate
-        self.decay = decay
-        self.power_t = power_t
-        self.alpha = alpha
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.tol = tol
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.warm_start = warm_start
-        self.verbose = verbose
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.raise_u = raise_u
-        self.average = average
-        self.n_jobs = n_jobs
-        self.class_weight = class_weight
-        self.allow_new_classes = allow_new_classes
+        super().__init__(locals())
 
     def _distinct_draw_limit(self):
         # uniform draws are distinct classes other than the row's own
@@ -354,4 +314,6 @@ feature_names_in_
         score moves with s eta0, u_i by eta0 s_i): c is the unweighted
         mean curvature and the rule is divided by the mean row weight.
         """
-        return 300.0 * self._mean_row_curvature() / self._mean_row_weight()
+        stats = self._row_norm_stats
+        curvature = stats.mean_curvature(self.fit_intercept)
+        return 300.0 * curvature / stats.mean_weight()

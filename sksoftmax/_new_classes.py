@@ -20,12 +20,13 @@ for every estimator:
   per class. A C-contiguous buffer's first K rows are themselves
   C-contiguous, so the kernels take the view as they took the array.
 
-Each estimator lists its per-class arrays in ``_per_class_arrays`` (the
-weights, intercepts and class counts in ``BaseSoftmaxClassifier``; the
-iterate averages, SCENT's momentum, augment and reduce's per-coordinate
-step state in their classes); per-feature state (AdaGrad accumulators)
-and per-row state do not grow. The class-frequency sampler's table is
-rebuilt from the grown counts (a new ``_class_count_version``).
+An estimator grows its class counts and its training state
+(``_solver.TrainingState.grow`` and its methods' subclasses: the weights,
+intercepts, iterate averages, SCENT's momentum, augment and reduce's
+per-coordinate step state), each array through :func:`grow_per_class`;
+per-feature state (AdaGrad accumulators) and per-row state do not grow.
+The class-frequency sampler's table is rebuilt from the grown counts (a
+new ``_class_count_version``).
 """
 
 import numpy as np
@@ -208,69 +209,27 @@ def stream_labels(est, y, y_enc, known, classes=None):
     return y_enc, labels
 
 
-def per_class_grow(est, n_old, n_new):
-    """Grow every array of ``est._per_class_arrays()`` from ``n_old`` to
-    ``n_new`` classes; attributes that were the same array (coef_ as the
-    running mean) follow it."""
-    replaced = {}
-    for name, fill, per_class in est._per_class_arrays():
-        old = est.__dict__.get(name)
-        if old is None or id(old) in replaced:
-            continue
-        if old.shape[0] != n_old * per_class:
-            raise RuntimeError(
-                f"{name} has {old.shape[0]} rows, expected "
-                f"{n_old * per_class}"
-            )
-        new = grow_rows(old, n_new * per_class, fill)
-        replaced[id(old)] = (old, new)
-        setattr(est, name, new)
-    for name in ("coef_", "intercept_"):
-        value = est.__dict__.get(name)
-        if value is not None and id(value) in replaced:
-            old, new = replaced[id(value)]
-            if value is old:
-                setattr(est, name, new)
+def grow_per_class(array, n_old, n_new, fill, per_class=1, name="array"):
+    """``array``, of ``per_class`` rows per class, grown from ``n_old`` to
+    ``n_new`` classes by :func:`grow_rows` (new rows ``fill``).
+
+    A RuntimeError when its rows are not ``n_old * per_class``: every
+    per-class array of a model follows its classes."""
+    if array.shape[0] != n_old * per_class:
+        raise RuntimeError(
+            f"{name} has {array.shape[0]} rows, expected {n_old * per_class}"
+        )
+    return grow_rows(array, n_new * per_class, fill)
 
 
-class ClassGrowthMixin:
-    """The hooks of ``allow_new_classes`` (mixed into
-    ``BaseSoftmaxClassifier``)."""
-
-    # ---------------------------------------------------- new classes
-    def _allow_new_classes(self):
-        """``allow_new_classes``, refused by methods whose state cannot
-        grow (``_new_classes_refusal``)."""
-        allow = bool(getattr(self, "allow_new_classes", False))
-        reason = self._new_classes_refusal() if allow else None
-        if reason:
-            raise ValueError(
-                f"{type(self).__name__} does not support "
-                f"allow_new_classes=True: {reason}"
-            )
-        return allow
-
-    def _new_classes_refusal(self):
-        """Why this method's state cannot grow by classes (None: it can)."""
-        return None
-
-    def _per_class_arrays(self):
-        """(attribute, fill, entries per class) of every array whose
-        leading axis runs over the classes (see ``_new_classes``)."""
-        return [
-            ("coef_", 0, 1),
-            ("intercept_", 0, 1),
-            ("class_count_", 0.0, 1),
-        ]
-
-    def _grow_classes(self, n_old, n_new):
-        """Grow the state from ``n_old`` to ``n_new`` classes (new rows of
-        W zero); the sampler's table is rebuilt from the new counts."""
-        per_class_grow(self, n_old, n_new)
-        self._class_count_version = self._next_count_version()
-
-    def _start_new_classes(self, classes):
-        """Intercepts of the classes just added: the class-prior start's
-        (``_start_at_prior``), from the counts so far."""
-        if self.fit_intercept:
-            self._start_at_prior(classes)
+def check_allow_new_classes(est):
+    """``allow_new_classes``, refused (ValueError) by methods whose state
+    cannot grow (``est._new_classes_refusal``: why; None when it can)."""
+    allow = bool(est.allow_new_classes)
+    reason = est._new_classes_refusal if allow else None
+    if reason:
+        raise ValueError(
+            f"{type(est).__name__} does not support "
+            f"allow_new_classes=True: {reason}"
+        )
+    return allow

@@ -5,13 +5,13 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._averaging import AVERAGE_CONSTRAINTS, AveragingMixin
+from ._averaging import AVERAGE_CONSTRAINTS
 from ._base import BaseSoftmaxClassifier
-from ._class_sampler import SAMPLER_CONSTRAINTS, ClassSamplerMixin
+from ._class_sampler import SAMPLER_CONSTRAINTS
 from ._docstrings import fill_doc
 from ._sampled_fast import LOSSES, sampled_epoch32, sampled_epoch64
 from ._shared._codes import Status
-from ._solver import EpochDiverged, SGDSolver, SolverEstimatorMixin
+from ._solver import EpochDiverged, SGDSolver
 
 
 class SampledSolver(SGDSolver):
@@ -69,7 +69,7 @@ class SampledSolver(SGDSolver):
             order,
             state.t,
             self._options(eta_epoch),
-            state.sampler,
+            self._table(state),
         )
         if status != Status.STATUS_OK:
             raise EpochDiverged(
@@ -80,12 +80,7 @@ class SampledSolver(SGDSolver):
 
 
 @fill_doc
-class SampledSoftmaxClassifier(
-    ClassSamplerMixin,
-    AveragingMixin,
-    SolverEstimatorMixin,
-    BaseSoftmaxClassifier,
-):
+class SampledSoftmaxClassifier(BaseSoftmaxClassifier):
     """Softmax regression fitted by a biased sampled-softmax loss.
 
     The O(D)-per-step methods that Fagan & Iyengar (2018) compare U-max and
@@ -262,30 +257,7 @@ n_features_in_, feature_names_in_, validation_loss_
         class_weight=None,
         allow_new_classes=False,
     ):
-        self.loss = loss
-        self.batch_size = batch_size
-        self.n_sampled_classes = n_sampled_classes
-        self.sampler = sampler
-        self.sampler_power = sampler_power
-        self.eta0 = eta0
-        self.learning_rate = learning_rate
-        self.decay = decay
-        self.power_t = power_t
-        self.alpha = alpha
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.tol = tol
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.warm_start = warm_start
-        self.verbose = verbose
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.average = average
-        self.n_jobs = n_jobs
-        self.class_weight = class_weight
-        self.allow_new_classes = allow_new_classes
+        super().__init__(locals())
 
     def _distinct_draw_limit(self):
         # uniform: distinct classes from all K, shared by the minibatch;
@@ -307,11 +279,11 @@ n_features_in_, feature_names_in_, validation_loss_
         """eta0='auto': B / (c kappa) (see eta0)."""
         n_classes = self.classes_.shape[0]
         kappa = 1.0
-        table = self._class_sampler()
+        table = self._sampler_table()
         if self.loss == "ove" and table is None:
             kappa = n_classes / min(self.n_sampled_classes, n_classes)
         elif self.loss == "ove":
             # the estimator weight 1 / (m q_k) of the rarest class
             kappa = 1.0 / (self.n_sampled_classes * np.min(table.q))
-        n_rows = self._row_norm_stats[2]
+        n_rows = self._row_norm_stats.n_rows
         return min(self.batch_size, max(n_rows, 1.0)) / (curvature * kappa)

@@ -1,5 +1,6 @@
 """SCENT for extreme multi-class classification, with SOX, SGD and BSGD."""
 
+from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
@@ -7,10 +8,10 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseSoftmaxClassifier
 from ._docstrings import fill_doc
-from ._new_classes import grow_rows
+from ._new_classes import grow_per_class, grow_rows
 from ._scent_fast import MODES, scent_epoch32, scent_epoch64
 from ._shared._codes import Status
-from ._solver import EpochDiverged, SGDSolver, SolverEstimatorMixin
+from ._solver import EpochDiverged, SGDSolver, TrainingState
 
 # variant -> the kernel's `mode` (NU_SCENT, NU_SOX, NU_SGD, LOSS_BSGD)
 _MODES = MODES
@@ -33,6 +34,65 @@ def empty_momentum(momentum, n_classes, n_features, dtype):
     )
 
 
+def lazy_momentum(batch_size, dataset):
+    """Whether the kernel applies momentum lazily (see momentum).
+
+    The lazy step costs O(n_batch_columns) per class against
+    O(n_features), but adds a read of V to every score (batch_size *
+    n_batch_classes * nnz random reads per step, against the dense
+    step's n_batch_classes * n_features sequential ones) and a pass
+    over the class every few dozen of its steps, so it pays only when
+    the minibatch's rows use a small share of the columns: it is used
+    from n_features / (batch_size * nnz) = 32 on (the threshold
+    between the ratios where it was faster and slower on benchmark
+    sets).
+    """
+    if dataset.is_dense or dataset.n_samples == 0:
+        return False
+    nnz_per_row = dataset.nnz / dataset.n_samples
+    return 32 * batch_size * nnz_per_row < dataset.n_features
+
+
+@dataclass(eq=False)
+class ScentState(TrainingState):
+    """SCENT's training state: the common fields and the momentum.
+
+    Attributes
+    ----------
+    velocity : ndarray of shape (n_rows, n_features) or None
+        V, a row for each class that has moved (None without momentum).
+    velocity_slot : ndarray of shape (n_classes,) or None
+        V's row of each class, -1 for none yet.
+    velocity_b : ndarray of shape (n_classes,) or None
+        The intercepts' momentum.
+    warmup : int
+        The rows of the step's ramp, recorded when the model starts
+        (at t = 0).
+    """
+
+    velocity: np.ndarray | None = None
+    velocity_slot: np.ndarray | None = None
+    velocity_b: np.ndarray | None = None
+    warmup: int = 0
+
+    def adopt_dtype(self, dtype):
+        super().adopt_dtype(dtype)
+        if self.velocity is not None:
+            self.velocity = self.velocity.astype(dtype, copy=False)
+            self.velocity_b = self.velocity_b.astype(dtype, copy=False)
+
+    def grow(self, n_old, n_new):
+        # the momentum of a new class starts at zero (no row of V yet)
+        super().grow(n_old, n_new)
+        if self.velocity_slot is not None:
+            self.velocity_slot = grow_per_class(
+                self.velocity_slot, n_old, n_new, -1, name="velocity_slot"
+            )
+            self.velocity_b = grow_per_class(
+                self.velocity_b, n_old, n_new, 0, name="velocity_b"
+            )
+
+
 class SCENTSolver(SGDSolver):
     """SCENT epochs (kernel ``_scent_fast``), the solver of
     :class:`SCENTClassifier`.
@@ -44,20 +104,15 @@ class SCENTSolver(SGDSolver):
     **common
         The parameters of :class:`~sksoftmax._solver.SGDSolver`.
 
-    Attributes
-    ----------
-    lazy_momentum : bool
-        Whether the kernel applies momentum lazily (the estimator's
-        ``_lazy_momentum`` of the epoch's rows).
-
-    The state carries ``velocity``, ``velocity_slot``, ``velocity_b`` (the
-    momentum buffers, empty without momentum: V has a row only for the
-    classes that moved, ``velocity_slot`` says which, see
-    ``_reserve_momentum_rows``) and ``warmup`` (the rows of the step's
-    ramp, recorded when the model starts, at t = 0).
+    Its state is a :class:`ScentState`: the momentum buffers (V has a
+    row only for the classes that moved, ``velocity_slot`` says which, see
+    ``_reserve_momentum_rows``; None without momentum) and the rows of
+    the step's ramp. Whether an epoch applies momentum lazily follows its
+    rows (:func:`lazy_momentum`).
     """
 
     kernels = (scent_epoch64, scent_epoch32)
+    state_class = ScentState
 
     def __init__(
         self, *, batch_size, variant, negatives, alpha_nu, momentum, **common
@@ -68,24 +123,35 @@ class SCENTSolver(SGDSolver):
         self.negatives = negatives
         self.alpha_nu = alpha_nu
         self.momentum = momentum
-        self.lazy_momentum = False
 
-    def setup(self, n_features, dtype, random_state, class_count,
-              max_row_weight):
-        """The common state (``SGDSolver.setup``), zero momentum buffers
-        (empty without momentum) and no ramp recorded yet."""
-        state = super().setup(
-            n_features, dtype, random_state, class_count, max_row_weight
-        )
-        (
-            state.velocity,
-            state.velocity_slot,
-            state.velocity_b,
-        ) = empty_momentum(
-            self.momentum, self.n_classes, n_features, state.coef.dtype
-        )
-        state.warmup = 0
-        return state
+    def resume(self, state):
+        """The common strategies (``SGDSolver.resume``) and, with momentum,
+        its buffers: empty on first use (a class gets its row of V when an
+        epoch first moves it), and again when the model's shape or dtype
+        changed; kept while momentum is off, for when it is back on."""
+        super().resume(state)
+        n_classes, n_features = state.coef.shape
+        dtype = state.coef.dtype
+        slot = state.velocity_slot
+        if self.momentum < 1.0 and (
+            slot is None
+            or slot.shape[0] != n_classes
+            or state.velocity.shape[1] != n_features
+            or state.velocity.dtype != dtype
+        ):
+            (
+                state.velocity,
+                state.velocity_slot,
+                state.velocity_b,
+            ) = empty_momentum(self.momentum, n_classes, n_features, dtype)
+
+    def _momentum(self, state):
+        """(V, V's row of each class, Vb) for the kernel (empty without
+        momentum)."""
+        if self.momentum >= 1.0:
+            n_classes, n_features = state.coef.shape
+            return empty_momentum(1.0, n_classes, n_features, state.coef.dtype)
+        return state.velocity, state.velocity_slot, state.velocity_b
 
     def _reserve_momentum_rows(self, state, dataset, y):
         """A row of V (zero) for each class the epoch can move that has
@@ -143,7 +209,7 @@ class SCENTSolver(SGDSolver):
             "alpha": self.alpha,
             "fit_intercept": self.fit_intercept,
             "shuffle": self.shuffle,
-            "lazy_momentum": self.lazy_momentum,
+            "lazy_momentum": lazy_momentum(self.batch_size, dataset),
             "n_threads": self.n_threads,
         }
 
@@ -155,14 +221,15 @@ class SCENTSolver(SGDSolver):
             # partial_fit call's); later epochs and calls keep it
             state.warmup = dataset.n_samples
         self._reserve_momentum_rows(state, dataset, y)
+        velocity, velocity_slot, velocity_b = self._momentum(state)
         status, obj_sum, weight_sum, t, row, value = self._kernel(state)(
             dataset,
             weights,
             y,
             nu,
-            state.velocity,
-            state.velocity_b,
-            state.velocity_slot,
+            velocity,
+            velocity_b,
+            velocity_slot,
             state.rng,
             order,
             state.t,
@@ -187,7 +254,7 @@ class SCENTSolver(SGDSolver):
 
 
 @fill_doc
-class SCENTClassifier(SolverEstimatorMixin, BaseSoftmaxClassifier):
+class SCENTClassifier(BaseSoftmaxClassifier):
     """Softmax regression fitted by SCENT on minibatches (Algorithm 26).
 
     Minimises the mean log-loss of a linear softmax model (plus
@@ -403,29 +470,7 @@ class SCENTClassifier(SolverEstimatorMixin, BaseSoftmaxClassifier):
         class_weight=None,
         allow_new_classes=False,
     ):
-        self.batch_size = batch_size
-        self.variant = variant
-        self.alpha_nu = alpha_nu
-        self.momentum = momentum
-        self.negatives = negatives
-        self.eta0 = eta0
-        self.learning_rate = learning_rate
-        self.decay = decay
-        self.power_t = power_t
-        self.alpha = alpha
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.tol = tol
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.warm_start = warm_start
-        self.verbose = verbose
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.n_jobs = n_jobs
-        self.class_weight = class_weight
-        self.allow_new_classes = allow_new_classes
+        super().__init__(locals())
 
     def _new_row_state(self, n_rows):
         # NaN marks a row not seen yet: its nu starts from log g_i. The
@@ -436,48 +481,10 @@ class SCENTClassifier(SolverEstimatorMixin, BaseSoftmaxClassifier):
     def _auto_eta0(self, curvature):
         """eta0='auto': 2 B / c times sqrt(50 / (rows per class)), rows
         per class at least 1 (see eta0)."""
-        n_rows = max(self._row_norm_stats[2], 1.0)
-        batch = min(self.batch_size, n_rows)
-        return 2.0 * batch / curvature * self._horizon_factor()
-
-    def _init_state(self, n_features, dtype):
-        super()._init_state(n_features, dtype)
-        for name in ("_velocity", "_velocity_slot", "_velocity_b"):
-            self.__dict__.pop(name, None)
-
-    def _adopt_dtype(self, dtype):
-        super()._adopt_dtype(dtype)
-        if hasattr(self, "_velocity"):
-            self._velocity = self._velocity.astype(dtype, copy=False)
-            self._velocity_b = self._velocity_b.astype(dtype, copy=False)
-
-    def _per_class_arrays(self):
-        # the momentum of a new class starts at zero (no row of V yet)
-        return super()._per_class_arrays() + [
-            ("_velocity_slot", -1, 1),
-            ("_velocity_b", 0, 1),
-        ]
-
-    def _momentum_buffers(self):
-        """V, its rows' classes and Vb for the kernel, empty on first use
-        (a class gets its row of V when an epoch first moves it)."""
-        n_classes, n_features = self.coef_.shape
-        dtype = self.coef_.dtype
-        if self.momentum >= 1.0:
-            return empty_momentum(1.0, n_classes, n_features, dtype)
-        slot = getattr(self, "_velocity_slot", None)
-        if (
-            slot is None
-            or slot.shape[0] != n_classes
-            or self._velocity.shape[1] != n_features
-            or self._velocity.dtype != dtype
-        ):
-            (
-                self._velocity,
-                self._velocity_slot,
-                self._velocity_b,
-            ) = empty_momentum(self.momentum, n_classes, n_features, dtype)
-        return self._velocity, self._velocity_slot, self._velocity_b
+        stats = self._row_norm_stats
+        batch = min(self.batch_size, max(stats.n_rows, 1.0))
+        n_classes = self.classes_.shape[0]
+        return 2.0 * batch / curvature * stats.horizon_factor(n_classes)
 
     def _make_solver(self, eta0=None, n_threads=None):
         """The SCENT solver of the current parameters."""
@@ -489,41 +496,6 @@ class SCENTClassifier(SolverEstimatorMixin, BaseSoftmaxClassifier):
             momentum=self.momentum,
             **self._solver_options(eta0, n_threads),
         )
-
-    def _prepare_solver(self, solver, dataset):
-        solver.lazy_momentum = self._lazy_momentum(dataset)
-
-    def _training_state(self, t):
-        V, slot, Vb = self._momentum_buffers()
-        state = super()._training_state(t)
-        state.velocity, state.velocity_slot, state.velocity_b = V, slot, Vb
-        state.warmup = getattr(self, "_warmup", 0)
-        return state
-
-    def _keep_state(self, state):
-        if self.momentum < 1.0:
-            # V grew by the rows of the classes the epoch moved first
-            self._velocity = state.velocity
-        if state.warmup or hasattr(self, "_warmup"):
-            self._warmup = state.warmup
-
-    def _lazy_momentum(self, dataset):
-        """Whether the kernel applies momentum lazily (see momentum).
-
-        The lazy step costs O(n_batch_columns) per class against
-        O(n_features), but adds a read of V to every score (batch_size *
-        n_batch_classes * nnz random reads per step, against the dense
-        step's n_batch_classes * n_features sequential ones) and a pass
-        over the class every few dozen of its steps, so it pays only when
-        the minibatch's rows use a small share of the columns: it is used
-        from n_features / (batch_size * nnz) = 32 on (the threshold
-        between the ratios where it was faster and slower on benchmark
-        sets).
-        """
-        if dataset.is_dense or dataset.n_samples == 0:
-            return False
-        nnz_per_row = dataset.nnz / dataset.n_samples
-        return 32 * self.batch_size * nnz_per_row < dataset.n_features
 
     def _divergence_hint(self):
         if self.variant == "sgd":

@@ -1,4 +1,4 @@
-"""Solvers: a method's epochs, apart from the estimator (private).
+"""Solvers: a method's epochs and its training state (private).
 
 A solver is built from the estimator's hyperparameters (once per epoch,
 ``_make_solver``; n_classes among them) and runs one epoch of the
@@ -6,12 +6,18 @@ method's Cython kernel on a :class:`TrainingState`; it keeps no reference
 to the estimator. The interface, in the spirit of scikit-learn's
 ``_glm/_newton_solver.py``:
 
-- ``setup(n_features, dtype, random_state, class_count,
-  max_row_weight)``: a fresh :class:`TrainingState` for a model of that
-  shape (zero weights, the intercepts at the class prior of the counts,
-  a new generator, the sampler's table, the method's own state), from
-  the same functions as the estimator's ``fit`` (``_class_prior``); the
-  eta0 pilot (``_eta0_pilot``) trains from it, on a copy of the counts;
+- ``setup(n_features, dtype, random_state, class_count=None,
+  max_row_weight=0.0)``: the one place a model's training state is made,
+  a fresh :class:`TrainingState` for a model of that shape (zero
+  weights, a new generator, the strategies the parameters ask for: the
+  class sampler, the AdaGrad accumulators; the method's own state), the
+  intercepts at the class prior of ``class_count`` when it is given (the
+  eta0 pilot's trials, on a copy of the counts; the estimator's ``fit``
+  sets them once it has counted its rows);
+- ``resume(state)``: a kept state brought in line with the solver's
+  parameters (a warm start or a later ``partial_fit`` call after
+  ``set_params``: strategies switched on start afresh, switched off are
+  dropped);
 - ``epoch(state, dataset, weights, y, row_state, order, eta_epoch,
   first_visit)``: one pass over the rows; returns the objective estimate
   (sum, weight) and advances ``state.t``; raises :class:`EpochDiverged`
@@ -19,21 +25,25 @@ to the estimator. The interface, in the spirit of scikit-learn's
 - ``new_row_state(n_rows)``: the per-row variables of a pass (None when
   the method has none).
 
-The state that is pickled stays the estimator's (``coef_``,
-``intercept_``, ``t_``, ``_rng``, ...): its ``_run_epoch`` hands the
-solver a :class:`TrainingState` over those arrays, no copy.
+The estimator keeps its :class:`TrainingState` (``_state``) across its
+epochs and calls and pickles it; ``coef_`` and ``intercept_`` are the
+state's iterate, or the running mean of :class:`~._averaging.Averaging`.
 """
 
 import copy
+from dataclasses import dataclass
 
 import numpy as np
 
+from ._adagrad_state import AdaGradState
+from ._averaging import Averaging
 from ._class_prior import new_weights, start_at_prior
-from ._class_sampler import frequency_weights
+from ._class_sampler import ClassSampler
+from ._new_classes import grow_per_class
 from ._prediction import SoftmaxPredictionMixin
 from ._sgd_schedule import schedule_options
 from ._shared._adagrad import make_adagrad
-from ._shared._random import AliasTable, RandomState
+from ._shared._random import RandomState
 from .exceptions import DivergenceError
 
 
@@ -45,8 +55,10 @@ class EpochDiverged(DivergenceError):
         self.what, self.row, self.value = what, row, value
 
 
+@dataclass(eq=False)
 class TrainingState:
-    """What an epoch reads and advances.
+    """What an epoch reads and advances: a model's training state, made by
+    its solver's ``setup`` and kept by the estimator between calls.
 
     Attributes
     ----------
@@ -56,33 +68,49 @@ class TrainingState:
         The generator of row orders and class draws.
     t : int
         Rows processed so far (the 'invscaling' schedule reads it).
-    sampler : AliasTable or None
-        The 'frequency' sampler's table (None: uniform draws).
-    sq_grad, sq_grad_intercept : ndarray or None
+    sampler : ClassSampler or None
+        The 'frequency' sampler's alias table (None: uniform draws only
+        so far).
+    adagrad : AdaGradState or None
         The accumulators of ``learning_rate='adagrad'`` (None otherwise).
-    **extra
-        A method's own state (SCENT's momentum, ...), as attributes.
+    averaging : Averaging or None
+        The running mean of the iterates (the estimator's ``average``;
+        None while it is off).
     """
 
-    def __init__(
-        self,
-        coef,
-        intercept,
-        rng,
-        t=0,
-        sampler=None,
-        sq_grad=None,
-        sq_grad_intercept=None,
-        **extra,
-    ):
-        self.__dict__.update(extra)
-        self.coef = coef
-        self.intercept = intercept
-        self.rng = rng
-        self.t = t
-        self.sampler = sampler
-        self.sq_grad = sq_grad
-        self.sq_grad_intercept = sq_grad_intercept
+    coef: np.ndarray
+    intercept: np.ndarray
+    rng: RandomState
+    t: int = 0
+    sampler: ClassSampler | None = None
+    adagrad: AdaGradState | None = None
+    averaging: Averaging | None = None
+
+    def weights(self):
+        """(coef_, intercept_) to expose: the running mean once an
+        iterate is averaged, else the iterate."""
+        if self.averaging is None:
+            return self.coef, self.intercept
+        return self.averaging.exposed(self.coef, self.intercept)
+
+    def adopt_dtype(self, dtype):
+        """Convert the weights to ``dtype`` (a warm start keeps the
+        solution but takes the dtype of the data)."""
+        self.coef = np.ascontiguousarray(self.coef, dtype=dtype)
+        self.intercept = np.ascontiguousarray(self.intercept, dtype=dtype)
+        if self.averaging is not None:
+            self.averaging.adopt_dtype(dtype)
+
+    def grow(self, n_old, n_new):
+        """Grow every per-class array from ``n_old`` to ``n_new`` classes
+        (``_new_classes.grow_per_class``): new rows of W zero; per-feature
+        state (the AdaGrad accumulators) does not grow."""
+        self.coef = grow_per_class(self.coef, n_old, n_new, 0, name="coef")
+        self.intercept = grow_per_class(
+            self.intercept, n_old, n_new, 0, name="intercept"
+        )
+        if self.averaging is not None:
+            self.averaging.grow(n_old, n_new)
 
 
 class SGDSolver:
@@ -137,29 +165,50 @@ class SGDSolver:
         self.sampler_power = sampler_power
         self.adagrad = adagrad
 
+    # the state the solver's setup makes (a method with state of its own
+    # names its subclass of TrainingState)
+    state_class = TrainingState
+
     def setup(
-        self, n_features, dtype, random_state, class_count, max_row_weight
+        self, n_features, dtype, random_state, class_count=None,
+        max_row_weight=0.0,
     ):
-        """A fresh state: zero weights, the intercepts at the class prior
-        of ``class_count`` (with ``fit_intercept``), a new generator, the
-        sampler's table and zero AdaGrad accumulators."""
+        """A fresh state: zero weights, a new generator, the strategies of
+        the parameters (``resume``) and the method's own state
+        (``_setup_method``). With ``class_count``, the intercepts start at
+        its class prior (with ``fit_intercept``) and the sampler's table
+        is built from it."""
         coef, intercept = new_weights(self.n_classes, n_features, dtype)
         rng = RandomState.from_random_state(random_state)
-        if self.fit_intercept:
+        if class_count is not None and self.fit_intercept:
             start_at_prior(
                 intercept, class_count, max_row_weight,
                 np.arange(self.n_classes),
             )
-        sampler = None
-        if self.sampler != "uniform":
-            sampler = AliasTable(
-                frequency_weights(class_count, float(self.sampler_power))
-            )
-        state = TrainingState(coef, intercept, rng, 0, sampler)
-        if self.adagrad:
-            state.sq_grad = np.zeros(n_features)
-            state.sq_grad_intercept = np.zeros(1)
+        state = self.state_class(coef, intercept, rng)
+        self.resume(state)
+        if class_count is not None and state.sampler is not None:
+            state.sampler.refresh(class_count, None, self.sampler_power)
+        self._setup_method(state, n_features)
         return state
+
+    def _setup_method(self, state, n_features):
+        """Set the method's own fields of a fresh state (a hook)."""
+
+    def resume(self, state):
+        """Bring a kept ``state`` in line with the solver's parameters:
+        AdaGrad accumulators start at zero when switched on and are dropped
+        when off; the 'frequency' sampler gets its table cache when first
+        asked for (kept while draws are uniform, so that switching back
+        reuses a table that still matches the counts)."""
+        if not self.adagrad:
+            state.adagrad = None
+        elif state.adagrad is None or state.adagrad.sq_grad.shape != (
+            state.coef.shape[1],
+        ):
+            state.adagrad = AdaGradState.zeros(state.coef.shape[1])
+        if self.sampler != "uniform" and state.sampler is None:
+            state.sampler = ClassSampler()
 
     def new_row_state(self, n_rows):
         """The per-row variables u_i of the double sum, zero."""
@@ -174,14 +223,18 @@ class SGDSolver:
             self.schedule_code, eta_epoch, self.eta0, self.power_t
         )
 
+    def _table(self, state):
+        """The alias table the kernel draws classes from (None: uniform)."""
+        return None if self.sampler == "uniform" else state.sampler.table
+
     def _adagrad(self, state):
         """The kernel's AdaGrad state over the accumulators, or None."""
         if not self.adagrad:
             return None
         return make_adagrad(
             state.coef,
-            state.sq_grad,
-            state.sq_grad_intercept,
+            state.adagrad.sq_grad,
+            state.adagrad.sq_grad_intercept,
             self.eta0,
             self.alpha,
             self.fit_intercept,
@@ -255,83 +308,3 @@ def exact_log_loss(coef, intercept, X, y_enc, sample_weight):
     """The exact weighted mean log-loss of a softmax model (coef,
     intercept) on validated rows, on one thread."""
     return _Model(coef, intercept)._log_loss(X, y_enc, sample_weight)
-
-
-class SolverEstimatorMixin:
-    """The estimator's side of a solver (U-max, Implicit SGD): the
-    estimator defines ``_make_solver(eta0, n_threads)``; its epochs and
-    the pilot's trials run that solver."""
-
-    def _solver_options(self, eta0=None, n_threads=None):
-        """The parameters every ``SGDSolver`` takes, from the estimator's
-        (``eta0`` default ``eta0_``, ``n_threads`` the training threads)."""
-        return {
-            "n_classes": self.classes_.shape[0],
-            "eta0": self.eta0_ if eta0 is None else eta0,
-            "schedule_code": self._schedule().code,
-            "power_t": self.power_t,
-            "alpha": self.alpha,
-            "fit_intercept": self.fit_intercept,
-            "shuffle": self.shuffle,
-            "n_threads": (
-                self._training_threads() if n_threads is None else n_threads
-            ),
-            "adagrad": self._uses_adagrad(),
-            **self._sampler_options(),
-        }
-
-    def _sampler_options(self):
-        """The solver's ``sampler`` and ``sampler_power`` (default: uniform
-        draws; ``_class_sampler.ClassSamplerMixin`` gives its own)."""
-        return {}
-
-    def _training_state(self, t):
-        """A ``TrainingState`` over the estimator's own arrays (no copy)."""
-        coef, intercept = self._raw_weights()
-        state = TrainingState(
-            coef, intercept, self._rng, t, self._class_sampler()
-        )
-        if self._uses_adagrad():
-            state.sq_grad = self._adagrad_sq_grad
-            state.sq_grad_intercept = self._adagrad_sq_grad_intercept
-        return state
-
-    def _run_epoch(
-        self, dataset, weights, y_enc, u, order, eta_epoch, t, first_visit
-    ):
-        solver = self._make_solver()
-        self._prepare_solver(solver, dataset)
-        state = self._training_state(t)
-        try:
-            obj_sum, weight_sum = solver.epoch(
-                state, dataset, weights, y_enc, u, order, eta_epoch,
-                first_visit,
-            )
-        except EpochDiverged as exc:
-            self._raise_divergence(exc.what, exc.row, exc.value)
-        finally:
-            self._keep_state(state)
-        self._after_epoch(solver)
-        return obj_sum, weight_sum, state.t
-
-    def _prepare_solver(self, solver, dataset):
-        """Set the solver's per-dataset choices (a hook)."""
-
-    def _keep_state(self, state):
-        """Write back what the epoch changed in the state beyond its
-        arrays and ``t`` (a hook)."""
-
-    def _after_epoch(self, solver):
-        """Copy what the solver reports of its last epoch (a hook)."""
-
-    def _pilot_setup(self):
-        """The pilot's copy of what it needs (``PilotSetup``)."""
-        return PilotSetup(
-            type(self).__name__,
-            self._make_solver(eta0=self.eta0_, n_threads=1),
-            self._schedule(),
-            self.decay,
-            self.random_state,
-            self.class_count_.copy(),
-            self._max_row_weight,
-        )

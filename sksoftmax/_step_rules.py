@@ -1,11 +1,13 @@
 """eta0='auto': the closed-form step rules' shared pieces (private).
 
-``AutoStepMixin`` sets ``eta0_`` for every estimator of the package: the
-value given, or the method's ``_auto_eta0`` rule of the mean row curvature
-and weight over the rows seen (``_row_norm_stats``), refined for the
-piloted methods (U-max, Implicit SGD) by the pilot of ``_eta0_pilot.py``
-and its horizon factor.
+:func:`set_eta0` sets ``eta0_`` for every expert estimator: the value
+given, or the method's ``_auto_eta0`` rule of the mean row curvature and
+weight over the rows seen (:class:`RowNormStats`, the estimator's
+``_row_norm_stats``), refined for the piloted methods (U-max, Implicit
+SGD) by the pilot of ``_eta0_pilot.py`` and its horizon factor.
 """
+
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -13,7 +15,7 @@ import scipy.sparse as sp
 from ._eta0_pilot import pilot_eta0
 
 # The rows per class at which a step measured on short runs is right for an
-# epoch (measured; see BaseSoftmaxClassifier._horizon_factor).
+# epoch (measured; see RowNormStats.horizon_factor).
 ROWS_PER_CLASS_REF = 50.0
 
 
@@ -28,77 +30,49 @@ def _row_l1_norms(X):
     return out
 
 
-def _row_norm_stats(dataset, X):
-    """(sum_i s_i ||x_i||^2, sum_i s_i, rows, sum_i s_i ||x_i||_1) of a
-    dataset and its X, for the 'auto' rules."""
-    w = dataset.weights
-    return np.array(
-        [
+@dataclass(frozen=True)
+class RowNormStats:
+    """Sums over the rows seen that the 'auto' rules read (summed over
+    ``partial_fit`` calls).
+
+    Attributes
+    ----------
+    sq_sum : float
+        sum_i s_i ||x_i||^2.
+    weight_sum : float
+        sum_i s_i.
+    n_rows : float
+        The rows.
+    l1_sum : float
+        sum_i s_i ||x_i||_1.
+    """
+
+    sq_sum: float
+    weight_sum: float
+    n_rows: float
+    l1_sum: float
+
+    @classmethod
+    def of(cls, dataset, X):
+        """The sums of a dataset and its X (O(nnz), with a copy of X's
+        values for the l1 norms)."""
+        w = dataset.weights
+        return cls(
             float(w @ dataset.row_sq_norms),
             float(w.sum()),
-            dataset.n_samples,
+            float(dataset.n_samples),
             float(w @ _row_l1_norms(X)),
-        ]
-    )
-
-
-class AutoStepMixin:
-    """``eta0_`` from ``eta0``: the value given or the 'auto' rules (mixed
-    into ``BaseSoftmaxClassifier``)."""
-
-    # Methods whose 'auto' step is chosen by the pilot of _eta0_pilot.py
-    # (their right step depends on how the model's probability mass
-    # spreads over the sampled classes, which no closed form knows).
-    _eta0_pilot = False
-
-    def _set_eta0(self, X, y_enc, sample_weight, keep_pilot):
-        """Set ``eta0_`` (and, for piloted methods, ``eta0_trials_``).
-
-        A piloted 'auto' step is chosen once, on the first fit or
-        partial_fit call with enough rows, and kept by warm starts and
-        later partial_fit calls (trials on a model that has trained
-        already would start from the wrong point); until then, and for the
-        other methods, the closed-form rule follows the rows seen.
-        """
-        piloted = self.eta0 == "auto" and self._eta0_pilot
-        if piloted and keep_pilot and getattr(self, "_eta0_piloted", False):
-            return
-        self.eta0_ = self._resolve_eta0()
-        self._eta0_piloted = False
-        if not piloted:
-            return
-        self.eta0_trials_ = None
-        rule = self.eta0_
-        eta0, trials = pilot_eta0(
-            self._pilot_setup(), X, y_enc, sample_weight, rule
         )
-        if trials is None:
-            return
-        self.eta0_ = float(eta0) * self._pilot_step_factor()
-        self.eta0_trials_ = trials
-        self._eta0_piloted = True
-        if self.verbose:
-            tried = "; ".join(
-                f"{int(n)} rows: "
-                + ", ".join(
-                    f"{e:.3g}: {v:.4g}" for e, v, m in trials if m == n
-                )
-                for n in dict.fromkeys(trials[:, 2])
-            )
-            print(
-                f"eta0='auto': closed-form rule {rule:.3g}; pilot held-out "
-                f"log-loss {{{tried}}}; using eta0_={self.eta0_:.3g}"
-                f" (best trial {float(eta0):.3g})"
-            )
 
-    def _resolve_eta0(self):
-        """The initial step: ``eta0`` as given, or the 'auto' rule."""
-        if isinstance(self.eta0, str):
-            curvature = self._mean_row_curvature() * self._mean_row_weight()
-            return float(self._auto_eta0(curvature))
-        return float(self.eta0)
+    def __add__(self, other):
+        return RowNormStats(
+            self.sq_sum + other.sq_sum,
+            self.weight_sum + other.weight_sum,
+            self.n_rows + other.n_rows,
+            self.l1_sum + other.l1_sum,
+        )
 
-    def _mean_row_weight(self):
+    def mean_weight(self):
         """Mean row weight over the rows seen (1 without weights, and with
         class_weight='balanced').
 
@@ -109,28 +83,29 @@ class AutoStepMixin:
         they were (class weights of 1000 and 1e-4, scikit-learn's
         check_class_weight_classifiers, made them 300 times too large).
         """
-        weight_sum, n_rows = self._row_norm_stats[1:3]
-        return weight_sum / n_rows if weight_sum > 0 else 1.0
+        if self.weight_sum > 0:
+            return self.weight_sum / self.n_rows
+        return 1.0
 
-    def _mean_row_curvature(self):
+    def mean_curvature(self, fit_intercept):
         """Weighted mean of ||x_i||^2 + [fit_intercept] over the rows seen.
 
         A step of size eta on a row's score moves that score by eta times
         this much: the scale every 'auto' rule divides by.
         """
-        sq_sum, weight_sum = self._row_norm_stats[:2]
-        mean_sq = sq_sum / weight_sum if weight_sum > 0 else 0.0
-        return mean_sq + float(self.fit_intercept)
+        ws = self.weight_sum
+        mean_sq = self.sq_sum / ws if ws > 0 else 0.0
+        return mean_sq + float(fit_intercept)
 
-    def _mean_row_l1(self):
+    def mean_l1(self, fit_intercept):
         """Weighted mean of ||x_i||_1 + [fit_intercept] over the rows seen:
         how far a row's score moves when every coordinate of its class's
         [w | b] moves by one (sign-like per-coordinate steps)."""
-        weight_sum, l1_sum = self._row_norm_stats[[1, 3]]
-        mean_l1 = l1_sum / weight_sum if weight_sum > 0 else 0.0
-        return mean_l1 + float(self.fit_intercept)
+        ws = self.weight_sum
+        mean_l1 = self.l1_sum / ws if ws > 0 else 0.0
+        return mean_l1 + float(fit_intercept)
 
-    def _horizon_factor(self):
+    def horizon_factor(self, n_classes):
         """sqrt(ROWS_PER_CLASS_REF / r), r = n / K the rows per class seen
         (n the rows of ``fit`` or all rows seen by ``partial_fit``; r at
         least 1).
@@ -146,11 +121,11 @@ class AutoStepMixin:
         with fewer rows per class wanting larger steps and sets with more
         smaller ones (see SCENTClassifier's eta0).
         """
-        n_rows = max(self._row_norm_stats[2], 1.0)
-        per_class = max(n_rows / self.classes_.shape[0], 1.0)
+        n_rows = max(self.n_rows, 1.0)
+        per_class = max(n_rows / n_classes, 1.0)
         return float(np.sqrt(ROWS_PER_CLASS_REF / per_class))
 
-    def _pilot_step_factor(self):
+    def pilot_step_factor(self, n_classes):
         """min(1, horizon factor): what the pilot's best trial is multiplied
         by.
 
@@ -162,11 +137,56 @@ class AutoStepMixin:
         ranking already holds what small steps cost
         (doc/user_guide/umax_implicit.rst, the pilot).
         """
-        return min(1.0, self._horizon_factor())
+        return min(1.0, self.horizon_factor(n_classes))
 
-    def _auto_eta0(self, curvature):
-        """eta0 of the 'auto' rule, given the mean row curvature.
 
-        Each method overrides this with the rule derived in its docstring.
-        """
-        raise NotImplementedError
+def resolve_eta0(est):
+    """The initial step of ``est``: ``eta0`` as given, or its 'auto' rule
+    (``est._auto_eta0`` of the mean row curvature times the mean row
+    weight of ``est._row_norm_stats``)."""
+    if isinstance(est.eta0, str):
+        stats = est._row_norm_stats
+        curvature = stats.mean_curvature(est.fit_intercept)
+        return float(est._auto_eta0(curvature * stats.mean_weight()))
+    return float(est.eta0)
+
+
+def set_eta0(est, X, y_enc, sample_weight, keep_pilot):
+    """Set ``est.eta0_`` (and, for piloted methods, ``eta0_trials_``).
+
+    A piloted 'auto' step (``est._eta0_pilot``) is chosen once, on the
+    first fit or partial_fit call with enough rows, and kept by warm
+    starts and later partial_fit calls (trials on a model that has trained
+    already would start from the wrong point); until then, and for the
+    other methods, the closed-form rule follows the rows seen. The pilot
+    runs the estimator's ``_pilot_setup()``.
+    """
+    piloted = est.eta0 == "auto" and est._eta0_pilot
+    if piloted and keep_pilot and getattr(est, "_eta0_piloted", False):
+        return
+    est.eta0_ = resolve_eta0(est)
+    est._eta0_piloted = False
+    if not piloted:
+        return
+    est.eta0_trials_ = None
+    rule = est.eta0_
+    eta0, trials = pilot_eta0(
+        est._pilot_setup(), X, y_enc, sample_weight, rule
+    )
+    if trials is None:
+        return
+    n_classes = est.classes_.shape[0]
+    est.eta0_ = float(eta0) * est._row_norm_stats.pilot_step_factor(n_classes)
+    est.eta0_trials_ = trials
+    est._eta0_piloted = True
+    if est.verbose:
+        tried = "; ".join(
+            f"{int(n)} rows: "
+            + ", ".join(f"{e:.3g}: {v:.4g}" for e, v, m in trials if m == n)
+            for n in dict.fromkeys(trials[:, 2])
+        )
+        print(
+            f"eta0='auto': closed-form rule {rule:.3g}; pilot held-out "
+            f"log-loss {{{tried}}}; using eta0_={est.eta0_:.3g}"
+            f" (best trial {float(eta0):.3g})"
+        )

@@ -1,14 +1,11 @@
 """U-max: unbiased SGD on the double-sum softmax (Fagan & Iyengar 2018)."""
 
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._adagrad_state import ADAGRAD_CONSTRAINTS, AdaGradMixin
-from ._averaging import AVERAGE_CONSTRAINTS, AveragingMixin
-from ._base import BaseSoftmaxClassifier, DoubleSumSoftmaxClassifier
-from ._class_sampler import SAMPLER_CONSTRAINTS, ClassSamplerMixin
+from ._base import DoubleSumSoftmaxClassifier
 from ._docstrings import fill_doc
 from ._shared._codes import Status
 from ._solver import EpochDiverged, SGDSolver
@@ -84,7 +81,7 @@ class UMaxSolver(SGDSolver):
             order,
             state.t,
             self._options(dataset, eta_epoch, first_visit),
-            state.sampler,
+            self._table(state),
             self._adagrad(state),
         )
         if status == Status.STATUS_OVERFLOW:
@@ -100,12 +97,7 @@ class UMaxSolver(SGDSolver):
 
 
 @fill_doc
-class UMaxSoftmaxClassifier(
-    ClassSamplerMixin,
-    AdaGradMixin,
-    AveragingMixin,
-    DoubleSumSoftmaxClassifier,
-):
+class UMaxSoftmaxClassifier(DoubleSumSoftmaxClassifier):
     """Softmax regression by U-max (Fagan & Iyengar 2018, Algorithm 2).
 
     Minimises the mean log-loss ``-log p(y_i | x_i)`` of a linear softmax
@@ -294,17 +286,10 @@ class UMaxSoftmaxClassifier(
     ((3, 4), True)
     """
 
-    _eta0_pilot = True
-    _threaded_epochs = True
-
     _parameter_constraints: dict = {
-        **BaseSoftmaxClassifier._parameter_constraints,
-        "n_sampled_classes": [Interval(Integral, 1, None, closed="left")],
+        **DoubleSumSoftmaxClassifier._parameter_constraints,
         "delta": [Interval(Real, 0, None, closed="neither"), None],
         "variant": [StrOptions({"proposed", "raman"})],
-        **SAMPLER_CONSTRAINTS,
-        **AVERAGE_CONSTRAINTS,
-        **ADAGRAD_CONSTRAINTS,
     }
 
     def __init__(
@@ -335,30 +320,7 @@ class UMaxSoftmaxClassifier(
         class_weight=None,
         allow_new_classes=False,
     ):
-        self.n_sampled_classes = n_sampled_classes
-        self.delta = delta
-        self.variant = variant
-        self.sampler = sampler
-        self.sampler_power = sampler_power
-        self.eta0 = eta0
-        self.learning_rate = learning_rate
-        self.decay = decay
-        self.power_t = power_t
-        self.alpha = alpha
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.tol = tol
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.warm_start = warm_start
-        self.verbose = verbose
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.average = average
-        self.n_jobs = n_jobs
-        self.class_weight = class_weight
-        self.allow_new_classes = allow_new_classes
+        super().__init__(locals())
 
     def _make_solver(self, eta0=None, n_threads=None):
         """The U-max solver of the current parameters."""
@@ -383,7 +345,7 @@ class UMaxSoftmaxClassifier(
         Uniform draws exclude the row's own class: q_k = 1 / (K - 1);
         'frequency' draws take q from the class counts.
         """
-        table = self._class_sampler()
+        table = self._sampler_table()
         if table is not None:
             return np.asarray(table.q)
         n_classes = self.classes_.shape[0]

@@ -273,8 +273,8 @@ def _check_state(clf, replay, dtype):
     _close(clf.coef_, replay.W, dtype)
     _close(clf.intercept_, replay.b, dtype)
     tol = RTOL[dtype]
-    assert_allclose(clf._adagrad_sq_grad, replay.acc["G"], rtol=tol)
-    assert_allclose(clf._adagrad_sq_grad_intercept, replay.acc["Gb"], rtol=tol)
+    assert_allclose(clf._state.adagrad.sq_grad, replay.acc["G"], rtol=tol)
+    assert_allclose(clf._state.adagrad.sq_grad_intercept, replay.acc["Gb"], rtol=tol)
 
 
 @pytest.mark.parametrize("kind", ["umax", "implicit"])
@@ -290,9 +290,9 @@ def test_fit_is_the_replayed_update(kind, fmt, dtype, alpha):
     _check_state(clf, replay, dtype)
     assert clf.coef_.dtype == dtype
     # O(D) accumulators in float64, one per column and one for intercepts
-    assert clf._adagrad_sq_grad.shape == (D,)
-    assert clf._adagrad_sq_grad.dtype == np.float64
-    assert clf._adagrad_sq_grad_intercept.shape == (1,)
+    assert clf._state.adagrad.sq_grad.shape == (D,)
+    assert clf._state.adagrad.sq_grad.dtype == np.float64
+    assert clf._state.adagrad.sq_grad_intercept.shape == (1,)
     if alpha > 0:
         # loss_curve_'s penalty from the exact ||W||^2 of the epoch's end
         assert np.isfinite(clf.loss_curve_).all()
@@ -307,7 +307,7 @@ def test_average_with_adagrad_is_the_mean_of_the_iterates(kind, dtype):
     replay = AdaGradReplay(kind, clf)
     replay.fit(X, y, sw, 2)
     _check(clf, replay, dtype)
-    assert_allclose(clf._adagrad_sq_grad, replay.acc["G"], rtol=RTOL[dtype])
+    assert_allclose(clf._state.adagrad.sq_grad, replay.acc["G"], rtol=RTOL[dtype])
 
 
 @pytest.mark.parametrize("kind", ["umax", "implicit"])
@@ -324,10 +324,10 @@ def test_partial_fit_continues_the_accumulators(kind, fmt, alpha):
         replay.partial_fit(X[rows], y[rows], sw[rows])
         _check_state(clf, replay, dtype)
     # a fresh fit starts the accumulators over
-    G = clf._adagrad_sq_grad.copy()
+    G = clf._state.adagrad.sq_grad.copy()
     clf.set_params(max_iter=1).fit(X[:17], y[:17], sample_weight=sw[:17])
-    assert np.all(clf._adagrad_sq_grad <= G + 1e-12)
-    assert not np.allclose(clf._adagrad_sq_grad, G)
+    assert np.all(clf._state.adagrad.sq_grad <= G + 1e-12)
+    assert not np.allclose(clf._state.adagrad.sq_grad, G)
 
 
 @pytest.mark.parametrize("kind", ["umax", "implicit"])
@@ -340,19 +340,22 @@ def test_warm_start_continues_the_accumulators(kind, alpha):
         kind, max_iter=1, alpha=alpha, shuffle=False, warm_start=True
     )
     warm.fit(X, y, sample_weight=sw)
-    G_one = warm._adagrad_sq_grad.copy()
+    G_one = warm._state.adagrad.sq_grad.copy()
     warm.fit(X, y, sample_weight=sw)
-    assert np.all(warm._adagrad_sq_grad >= G_one)
-    for name in ("coef_", "intercept_", "_adagrad_sq_grad",
-                 "_adagrad_sq_grad_intercept", "_row_state"):  # fmt: skip
-        assert_allclose(
-            getattr(warm, name), getattr(two, name), rtol=1e-12, atol=1e-14
-        )
+    assert np.all(warm._state.adagrad.sq_grad >= G_one)
+    for array in (
+        lambda e: e.coef_,
+        lambda e: e.intercept_,
+        lambda e: e._state.adagrad.sq_grad,
+        lambda e: e._state.adagrad.sq_grad_intercept,
+        lambda e: e._row_state,
+    ):
+        assert_allclose(array(warm), array(two), rtol=1e-12, atol=1e-14)
     # without warm_start the second fit starts over, accumulators included
     cold = clone(warm).set_params(warm_start=False)
     cold.fit(X, y, sample_weight=sw)
     cold.fit(X, y, sample_weight=sw)
-    assert_allclose(cold._adagrad_sq_grad, G_one, rtol=1e-12)
+    assert_allclose(cold._state.adagrad.sq_grad, G_one, rtol=1e-12)
 
 
 @pytest.mark.parametrize("kind", ["umax", "implicit"])
@@ -361,11 +364,11 @@ def test_pickle_round_trip_keeps_the_accumulators(kind):
     clf = _adagrad_estimator(kind, alpha=0.05)
     clf.partial_fit(X[:17], y[:17], classes=np.arange(K))
     copy = pickle.loads(pickle.dumps(clf))
-    assert_array_equal(copy._adagrad_sq_grad, clf._adagrad_sq_grad)
+    assert_array_equal(copy._state.adagrad.sq_grad, clf._state.adagrad.sq_grad)
     clf.partial_fit(X[17:], y[17:])
     copy.partial_fit(X[17:], y[17:])
     assert_array_equal(copy.coef_, clf.coef_)
-    assert_array_equal(copy._adagrad_sq_grad, clf._adagrad_sq_grad)
+    assert_array_equal(copy._state.adagrad.sq_grad, clf._state.adagrad.sq_grad)
 
 
 @pytest.mark.parametrize("kind", ["umax", "implicit"])
@@ -374,11 +377,11 @@ def test_switching_schedules_on_warm_start(kind):
     clf = _adagrad_estimator(kind, max_iter=1, warm_start=True)
     clf.fit(X, y)
     clf.set_params(learning_rate="constant").fit(X, y)
-    assert not hasattr(clf, "_adagrad_sq_grad")
+    assert clf._state.adagrad is None
     clf.set_params(learning_rate="adagrad").fit(X, y)
     # switched on again: from zero, one epoch's worth
     fresh = _adagrad_estimator(kind, max_iter=1).fit(X, y)
-    assert clf._adagrad_sq_grad.shape == fresh._adagrad_sq_grad.shape
+    assert clf._state.adagrad.sq_grad.shape == fresh._state.adagrad.sq_grad.shape
 
 
 # --------------------------------------------------------- refused settings

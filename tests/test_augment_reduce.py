@@ -25,6 +25,7 @@ from sksoftmax import (
     ARSoftmaxClassifier,
     DivergenceError,
 )
+from sksoftmax._augment_reduce import _SCHEDULES
 from sksoftmax._augment_reduce_fast import ar_epoch32, ar_epoch64
 from sksoftmax._quadrature import noise_log_proba
 from sksoftmax._shared._codes import Schedule
@@ -633,9 +634,9 @@ def test_partial_fit_rules_and_warm_start(problem):
         clf.partial_fit(X, y)
     classes = np.unique(y)
     clf.partial_fit(X[:300], y[:300], classes=classes)
-    steps = clf._n_steps
+    steps = clf._state.n_steps
     clf.partial_fit(X[300:], y[300:])
-    assert clf._n_steps > steps and clf.t_ == 900 and clf.n_iter_ == 1
+    assert clf._state.n_steps > steps and clf.t_ == 900 and clf.n_iter_ == 1
     assert len(clf.elbo_curve_) == 2
     with pytest.raises(ValueError, match="not in classes"):
         clf.partial_fit(X[:5], np.full(5, 999))
@@ -645,7 +646,7 @@ def test_partial_fit_rules_and_warm_start(problem):
     b.fit(X, y)
     log_eta = b._row_state[:, 0].copy()
     b.fit(X, y)
-    assert b._n_steps == a._n_steps and b.t_ == 4 * X.shape[0]
+    assert b._state.n_steps == a._state.n_steps and b.t_ == 4 * X.shape[0]
     assert not np.array_equal(b._row_state[:, 0], log_eta)
     b.set_params(warm_start=False).fit(X, y)
     assert b.t_ == 2 * X.shape[0]
@@ -706,11 +707,11 @@ def test_warm_start_switching_schedule_starts_a_fresh_state(problem):
     a = ARSoftmaxClassifier(learning_rate="kucukelbir", max_iter=2,
                             random_state=0, warm_start=True).fit(X, y)
     b = pickle.loads(pickle.dumps(a))
-    del b._adapt  # what a fresh state means
+    b._state.adapt = None  # what a fresh state means
     a.set_params(learning_rate="adagrad").fit(X, y)
     b.set_params(learning_rate="adagrad").fit(X, y)
     assert_array_equal(a.coef_, b.coef_)
-    assert a._adapt_schedule == "adagrad"
+    assert a._state.adapt_schedule == _SCHEDULES["adagrad"].code
 
 
 @pytest.mark.parametrize("model", ["probit", "logistic"])

@@ -162,9 +162,9 @@ def _check(clf, replay, dtype, start=1):
     assert clf.coef_.dtype == dtype and clf.intercept_.dtype == dtype
     _close(clf.coef_, W, dtype)
     _close(clf.intercept_, b, dtype)
-    _close(clf._standard_coef, replay.W, dtype)
-    _close(clf._standard_intercept, replay.b, dtype)
-    assert clf._average_count == len(replay.iterates) - start + 1
+    _close(clf._state.coef, replay.W, dtype)
+    _close(clf._state.intercept, replay.b, dtype)
+    assert clf._state.averaging.count == len(replay.iterates) - start + 1
     assert clf.t_ == replay.t == len(replay.iterates)
 
 
@@ -180,8 +180,8 @@ def test_average_is_the_running_mean_of_the_iterates(kind, fmt, dtype, alpha):
     replay = Replay(kind, clf)
     replay.fit(X, y, sw, 2)
     _check(clf, replay, dtype)
-    assert clf.coef_ is clf._average_coef
-    assert clf.intercept_ is clf._average_intercept
+    assert clf.coef_ is clf._state.averaging.coef
+    assert clf.intercept_ is clf._state.averaging.intercept
     # the mean is not the last iterate: the test can tell them apart
     assert not np.allclose(replay.mean()[0], replay.W, rtol=1e-2)
 
@@ -200,18 +200,18 @@ def test_average_int_starts_at_that_row(kind, dtype):
         replay.fit(X, y, sw, 2)
         if start <= n_rows:
             _check(clf, replay, dtype, start=start)
-            assert clf.coef_ is clf._average_coef
+            assert clf.coef_ is clf._state.averaging.coef
         else:
             # averaging has not begun: coef_ is the iterate itself
-            assert clf._average_count == 0
-            assert clf.coef_ is clf._standard_coef
-            assert clf.intercept_ is clf._standard_intercept
+            assert clf._state.averaging.count == 0
+            assert clf.coef_ is clf._state.coef
+            assert clf.intercept_ is clf._state.intercept
             _close(clf.coef_, replay.W, dtype)
             _close(clf.intercept_, replay.b, dtype)
     # from the last row: the mean of one iterate is that iterate
     clf = _estimator(kind, average=n_rows, max_iter=2, alpha=0.05)
     clf.fit(X, y, sample_weight=sw)
-    _close(clf.coef_, clf._standard_coef, dtype)
+    _close(clf.coef_, clf._state.coef, dtype)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -233,7 +233,7 @@ def test_partial_fit_batches_equal_the_stream(kind, fmt, dtype, average):
     if start <= X.shape[0]:
         _check(clf, replay, dtype, start=start)
     else:
-        assert clf._average_count == 0 and clf.coef_ is clf._standard_coef
+        assert clf._state.averaging.count == 0 and clf.coef_ is clf._state.coef
         _close(clf.coef_, replay.W, dtype)
 
 
@@ -243,7 +243,7 @@ def test_warm_start_continues_from_the_iterate(kind, dtype):
     X, y, sw = _problem("dense", dtype)
     clf = _estimator(kind, average=True, max_iter=1, alpha=0.05)
     clf.fit(X, y, sample_weight=sw)
-    raw = clf._standard_coef.copy()
+    raw = clf._state.coef.copy()
     assert not np.allclose(clf.coef_, raw)
     clf.set_params(warm_start=True)
     clf.fit(X, y, sample_weight=sw)
@@ -269,17 +269,16 @@ def test_average_false_is_unchanged(kind):
         off.fit(X, y, sample_weight=sw)
         on = _estimator(kind, max_iter=3, alpha=alpha, average=True)
         on.fit(X, y, sample_weight=sw)
-        assert not any(name in vars(off) for name in (
-            "_standard_coef", "_standard_intercept", "_average_coef",
-            "_average_intercept", "_average_count",
-        ))  # fmt: skip
+        # no averaging state: coef_ is the iterate itself
+        assert off._state.averaging is None
+        assert off.coef_ is off._state.coef
         if alpha == 0.0:
             # the iterate's arithmetic is the same, bit for bit
-            assert_array_equal(off.coef_, on._standard_coef)
-            assert_array_equal(off.intercept_, on._standard_intercept)
+            assert_array_equal(off.coef_, on._state.coef)
+            assert_array_equal(off.intercept_, on._state.intercept)
         else:
             # the averaging floor folds the lazy scale at other times
-            assert_allclose(off.coef_, on._standard_coef, rtol=1e-12)
+            assert_allclose(off.coef_, on._state.coef, rtol=1e-12)
         # and the replay of the iterate, which averaging does not change
         replay = Replay(kind, off)
         replay.fit(X, y, sw, 3)
@@ -301,7 +300,7 @@ def test_switching_average_on_and_off_between_warm_starts():
     # off: coef_ is the iterate again, the averaging state is dropped
     clf.set_params(average=False).fit(X, y, sample_weight=sw)
     replay.fit(X, y, sw, 1, warm=True)
-    assert "_average_coef" not in vars(clf)
+    assert clf._state.averaging is None
     _close(clf.coef_, replay.W, np.float64)
 
 
@@ -323,14 +322,15 @@ def test_clone_and_pickle_keep_the_average(kind):
     clf.fit(X, y, sample_weight=sw)
     assert clone(clf).get_params()["average"] == 10
     copy = pickle.loads(pickle.dumps(clf))
-    assert copy.coef_ is copy._average_coef  # still one array, not two
+    assert copy.coef_ is copy._state.averaging.coef  # still one array, not two
     assert_array_equal(copy.predict_proba(X), clf.predict_proba(X))
     # both go on from the same iterate and the same mean
     clf.partial_fit(X, y, sample_weight=sw)
     copy.partial_fit(X, y, sample_weight=sw)
     assert_array_equal(copy.coef_, clf.coef_)
-    assert_array_equal(copy._standard_coef, clf._standard_coef)
-    assert copy._average_count == clf._average_count == 2 * X.shape[0] - 9
+    assert_array_equal(copy._state.coef, clf._state.coef)
+    counts = copy._state.averaging.count, clf._state.averaging.count
+    assert counts == (2 * X.shape[0] - 9,) * 2
 
 
 def test_early_stopping_monitors_the_mean():
@@ -347,7 +347,7 @@ def test_early_stopping_monitors_the_mean():
     assert clf.validation_loss_[-1] == pytest.approx(
         clf._log_loss(X[val], y[val], sw[val]), rel=1e-12
     )
-    assert clf.coef_ is clf._average_coef
+    assert clf.coef_ is clf._state.averaging.coef
 
 
 def test_a_warm_start_in_float32_converts_every_array():
@@ -355,9 +355,10 @@ def test_a_warm_start_in_float32_converts_every_array():
     clf = _estimator("implicit", average=True, max_iter=1, warm_start=True)
     clf.fit(X, y, sample_weight=sw)
     clf.fit(X.astype(np.float32), y, sample_weight=sw)
-    for name in ("coef_", "intercept_", "_standard_coef", "_average_coef"):
-        assert getattr(clf, name).dtype == np.float32
-    assert clf.coef_ is clf._average_coef
+    state = clf._state
+    for array in (clf.coef_, clf.intercept_, state.coef, state.averaging.coef):
+        assert array.dtype == np.float32
+    assert clf.coef_ is clf._state.averaging.coef
 
 
 # ------------------------------------------------- the weight-matrix layer

@@ -362,7 +362,7 @@ def test_epochs_reweight_the_accumulated_bounds(problem):
     traces = []
     for _ in range(4):
         clf.fit(X, y)
-        sigma = np.linalg.inv(clf._M)
+        sigma = np.linalg.inv(clf._state.M)
         traces.append(np.trace(sigma) - 0.02 * sigma.shape[0])
     assert max(traces) < 1.5 * min(traces)
 
@@ -379,7 +379,7 @@ def test_full_rank_refuses_an_M_larger_than_memory():
     ) as exc:
         clf.fit(X, y)
     assert "60,003,000 parameters" in str(exc.value)
-    assert not hasattr(clf, "_M")
+    assert not hasattr(clf, "_state")
 
 
 def _wide_problem(n, D, K, seed=0):
@@ -406,7 +406,7 @@ def test_rank_auto_goes_low_rank_beyond_the_budget(capsys):
         max_iter=1, tol=None, random_state=0, verbose=1
     ).fit(X, y)
     assert clf.rank_ == 10 and clf._update() == "paper"
-    assert not hasattr(clf, "_M") and clf._V.shape == (10, 20100)
+    assert clf._state.M is None and clf._state.V.shape == (10, 20100)
     assert clf.eta0_ == pytest.approx(30.0 / 100)
     first = capsys.readouterr().out.splitlines()[0]
     assert "d = 20,100 parameters, rank 10" in first
@@ -430,7 +430,7 @@ def test_rank_none_refuses_beyond_the_time_budget():
         match=r"about 6\d s per epoch of 400 " r"rows.*Use rank='auto'",
     ):
         clf.fit(X, y)
-    assert not hasattr(clf, "_M") and not hasattr(clf, "coef_")
+    assert not hasattr(clf, "_state") and not hasattr(clf, "coef_")
 
 
 def test_a_low_rank_beyond_the_time_budget_warns():
@@ -654,7 +654,7 @@ def test_lowrank_fit_descends_with_the_papers_tuned_step(problem):
         tol=None,
         random_state=0,
     ).fit(X, y)
-    assert clf._V.shape == (2, 3 * 7)
+    assert clf._state.V.shape == (2, 3 * 7)
     assert np.all(np.diff(clf.loss_curve_) < 0)
     assert clf.loss_curve_[0] < np.log(3)
     assert ref <= clf.loss_curve_[-1] < 1.05 * ref

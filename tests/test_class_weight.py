@@ -246,7 +246,7 @@ def test_prior_start_and_counts_follow_the_class_weights(problem):
     # prior 2e4 times its optimum)
     assert np.all(np.abs(clf.intercept_ - np.log(counts / counts.sum())) < np.log(2))
     q = (counts + 1.0) / (counts + 1.0).sum()
-    assert_allclose(clf._class_sampler().q, q, rtol=1e-12)
+    assert_allclose(clf._sampler_table().q, q, rtol=1e-12)
 
 
 @pytest.mark.parametrize("Est", [UMaxSoftmaxClassifier, SCENTClassifier])

@@ -63,7 +63,7 @@ def test_auto_drops_momentum_and_snapshots_when_memory_is_short(
     clf.fit(X, y)
     assert clf.solver_ == "scent"
     est = clf._solver.estimator
-    assert est.momentum == 1.0 and not hasattr(est, "_velocity")
+    assert est.momentum == 1.0 and est._state.velocity is None
     assert snapshots == []
     # the kept model is the last epoch of the held-out phase
     assert clf.best_iter_ == len(clf.validation_loss_)

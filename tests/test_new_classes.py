@@ -315,8 +315,8 @@ def test_growth_is_amortised():
         n_moves += now != where
         where = now
         assert est.coef_.flags.c_contiguous
-        assert est._velocity.shape == est.coef_.shape  # all moved
-        assert est._velocity_slot.shape == (k + 1,)
+        assert est._state.velocity.shape == est.coef_.shape  # all moved
+        assert est._state.velocity_slot.shape == (k + 1,)
         assert est.class_count_.shape == (k + 1,)
     assert 0 < n_moves <= int(np.log2(300)) + 1
 

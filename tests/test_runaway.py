@@ -14,6 +14,7 @@ from sksoftmax import (
     SampledSoftmaxClassifier,
     SoftmaxClassifier,
     UMaxSoftmaxClassifier,
+    _runaway,
 )
 from sksoftmax.exceptions import DivergenceError
 
@@ -80,7 +81,7 @@ def test_runaway_check_threshold_and_rows(data, monkeypatch):
     w = np.ones(len(y))
     w[::3] = 0.0  # zero-weight rows are neither scored nor counted
     rows = np.flatnonzero(w > 0)
-    assert rows.size < est.RUNAWAY_ROWS  # all of them are scored
+    assert rows.size < _runaway.RUNAWAY_ROWS  # all of them are scored
     prior = float(np.mean(-np.log(est._prior_frequencies()[y[rows]])))
     threshold = 2.0 * prior + 1.0
     seen = []
@@ -118,18 +119,18 @@ def test_runaway_rows_count_the_cache_lines_a_sparse_row_reads(dtype):
     nnz = X.nnz / n
     for n_classes in (1_000, 100_000):
         est.classes_ = np.arange(n_classes)
-        rows = est._runaway_n_rows(X)
+        rows = _runaway.runaway_n_rows(est, X)
         read = n_classes * (1 + min(nnz * per_line, D))
-        assert rows == 16 or rows * read <= est.RUNAWAY_TERMS
+        assert rows == 16 or rows * read <= _runaway.RUNAWAY_TERMS
         # counted by nonzeros alone, it would score more rows
         if n_classes == 100_000:
-            assert rows < est.RUNAWAY_TERMS // (n_classes * (1 + nnz))
+            assert rows < _runaway.RUNAWAY_TERMS // (n_classes * (1 + nnz))
         else:
-            assert rows == est.RUNAWAY_ROWS
+            assert rows == _runaway.RUNAWAY_ROWS
     dense = X.toarray()
     est.classes_ = np.arange(1_000)
-    assert est._runaway_n_rows(dense) == max(
-        16, est.RUNAWAY_TERMS // (1_000 * (1 + D))
+    assert _runaway.runaway_n_rows(est, dense) == max(
+        16, _runaway.RUNAWAY_TERMS // (1_000 * (1 + D))
     )
 
 
@@ -214,7 +215,7 @@ def test_the_sampled_log_loss_over_every_class_is_the_exact_one():
     w = np.linspace(0.5, 2.0, y.size)
     exact = est._log_loss(X, y, w)
     assert np.isclose(
-        est._sampled_log_loss(X, y, w, est.classes_.size), exact, rtol=1e-10
+        _runaway.sampled_log_loss(est, X, y, w, est.classes_.size), exact, rtol=1e-10
     )
 
 
@@ -227,7 +228,7 @@ def test_the_sampled_normaliser_is_unbiased():
     w = np.ones(y.size)
     exact = est._log_loss(X, y, w)
     estimates = [
-        est._sampled_log_loss(X, y, w, 60, seed=s) for s in range(300)
+        _runaway.sampled_log_loss(est, X, y, w, 60, seed=s) for s in range(300)
     ]
     assert np.mean(estimates) <= exact + 1e-9
     assert abs(np.mean(estimates) - exact) < 0.05 * exact
@@ -236,19 +237,20 @@ def test_the_sampled_normaliser_is_unbiased():
     s = np.asarray(row @ est.coef_.T).ravel() + est.intercept_
     z = np.exp(s).sum()
     z_hat = [
-        np.exp(est._sampled_log_loss(row, k, np.ones(1), 60, seed=t) + s[k[0]])
+        np.exp(_runaway.sampled_log_loss(est, row, k, np.ones(1), 60, seed=t) + s[k[0]])
         for t in range(4000)
     ]
     assert abs(np.mean(z_hat) / z - 1) < 0.05
 
 
-def test_a_runaway_model_at_many_classes_warns_on_sampled_classes():
+def test_a_runaway_model_at_many_classes_warns_on_sampled_classes(monkeypatch):
     """When the exact check over every class would exceed RUNAWAY_TERMS,
     the check scores sampled classes; a runaway model (huge weights) still
     warns, a model near the prior does not."""
     est, X, y = _many_class_model(scale=1e4)
-    est.RUNAWAY_TERMS = 16 * 41 * 50  # about 50 classes' worth
-    assert est._runaway_n_classes(X) < est.classes_.size
+    # about 50 classes' worth
+    monkeypatch.setattr(_runaway, "RUNAWAY_TERMS", 16 * 41 * 50)
+    assert _runaway.runaway_n_classes(est, X) < est.classes_.size
     w = np.ones(y.size)
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")

@@ -22,7 +22,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
-from sksoftmax import DivergenceError, SCENTClassifier
+from sksoftmax import DivergenceError, SCENTClassifier, _scent
 from sksoftmax._scent_fast import nu_update, scent_epoch32, scent_epoch64
 from sksoftmax._shared._dataset import make_dataset
 from sksoftmax._shared._random import RandomState
@@ -560,7 +560,7 @@ def test_nu_and_momentum_persist(problem):
     X, y = problem
     clf = _quiet(max_iter=2)
     clf.fit(X, y)
-    nu, V = clf._row_state.copy(), clf._velocity.copy()
+    nu, V = clf._row_state.copy(), clf._state.velocity.copy()
     assert np.isfinite(nu).all() and np.abs(V).sum() > 0
     assert V.shape == clf.coef_.shape
     clf.set_params(warm_start=True, max_iter=1)
@@ -571,13 +571,13 @@ def test_nu_and_momentum_persist(problem):
     clf.set_params(warm_start=False, max_iter=2)
     clf.fit(X, y)
     assert_array_equal(clf._row_state, nu)
-    assert_array_equal(clf._velocity, V)
+    assert_array_equal(clf._state.velocity, V)
     # partial_fit carries V over between calls; momentum=1 keeps none
     pf = _quiet().partial_fit(X[:100], y[:100], classes=np.unique(y))
-    V1 = pf._velocity.copy()
+    V1 = pf._state.velocity.copy()
     pf.partial_fit(X[100:200], y[100:200])
-    assert pf._velocity is not None and not np.array_equal(pf._velocity, V1)
-    assert not hasattr(_quiet(momentum=1.0, max_iter=1).fit(X, y), "_velocity")
+    assert pf._state.velocity is not None and not np.array_equal(pf._state.velocity, V1)
+    assert _quiet(momentum=1.0, max_iter=1).fit(X, y)._state.velocity is None
 
 
 def test_momentum_carried_over_between_partial_fit_calls(problem):
@@ -585,8 +585,8 @@ def test_momentum_carried_over_between_partial_fit_calls(problem):
     classes = np.unique(y)
     a = _quiet(shuffle=False).partial_fit(X[:100], y[:100], classes=classes)
     b = _quiet(shuffle=False).partial_fit(X[:100], y[:100], classes=classes)
-    b._velocity[:] = 0
-    b._velocity_b[:] = 0
+    b._state.velocity[:] = 0
+    b._state.velocity_b[:] = 0
     a.partial_fit(X[100:200], y[100:200])
     b.partial_fit(X[100:200], y[100:200])
     assert not np.allclose(a.coef_, b.coef_)
@@ -598,7 +598,6 @@ def test_momentum_has_rows_only_for_the_classes_that_moved(lazy, monkeypatch):
     # positive weight, with in-batch negatives): classes without rows of
     # positive weight have none, and the arithmetic is that of a V with a
     # row for every class (rows reserved for all classes up front)
-    from sksoftmax._scent import SCENTClassifier as Est
     from sksoftmax._scent import SCENTSolver
 
     X, y = make_softmax_classification(
@@ -609,7 +608,7 @@ def test_momentum_has_rows_only_for_the_classes_that_moved(lazy, monkeypatch):
     y = y % 6  # labels 0..5 of 12 classes
     sw = np.ones(len(y))
     sw[y == 5] = 0.0  # class 5: rows of zero weight only
-    monkeypatch.setattr(Est, "_lazy_momentum", lambda self, ds: lazy)
+    monkeypatch.setattr(_scent, "lazy_momentum", lambda batch, ds: lazy)
 
     def run(first, second):
         est = _quiet(shuffle=False)
@@ -621,11 +620,11 @@ def test_momentum_has_rows_only_for_the_classes_that_moved(lazy, monkeypatch):
     halves = [(X[:150], y[:150] % 3, sw[:150]), (X[150:], y[150:], sw[150:])]
     compact = run(*halves)
     # the first call moved classes 0..2, the second 3 and 4 as well
-    slot = compact._velocity_slot
+    slot = compact._state.velocity_slot
     assert_array_equal(slot[:3], [0, 1, 2])
     assert_array_equal(np.sort(slot[3:5]), [3, 4])
     assert (slot[5:] == -1).all()
-    assert compact._velocity.shape == (5, X.shape[1])
+    assert compact._state.velocity.shape == (5, X.shape[1])
 
     def every_class(self, state, dataset, y):
         if (state.velocity_slot < 0).any():
@@ -636,13 +635,13 @@ def test_momentum_has_rows_only_for_the_classes_that_moved(lazy, monkeypatch):
 
     monkeypatch.setattr(SCENTSolver, "_reserve_momentum_rows", every_class)
     full = run(*halves)
-    assert full._velocity.shape == (12, X.shape[1])
+    assert full._state.velocity.shape == (12, X.shape[1])
     assert_allclose(compact.coef_, full.coef_, rtol=1e-12, atol=1e-14)
     assert_allclose(compact.intercept_, full.intercept_, rtol=1e-12)
     moved = np.flatnonzero(slot >= 0)
-    assert_allclose(compact._velocity[slot[moved]], full._velocity[moved],
+    assert_allclose(compact._state.velocity[slot[moved]], full._state.velocity[moved],
                     rtol=1e-12, atol=1e-14)
-    assert_array_equal(full._velocity[slot < 0], 0)
+    assert_array_equal(full._state.velocity[slot < 0], 0)
 
 
 def test_single_label_minibatches_contribute_nothing():
@@ -740,18 +739,16 @@ def test_estimator_lazy_momentum_fits_like_the_dense_step(monkeypatch):
         random_state=0,
     )
     est = SCENTClassifier(batch_size=8, max_iter=3, tol=None, random_state=0)
-    assert est._lazy_momentum(make_dataset(X)) is True
+    assert _scent.lazy_momentum(est.batch_size, make_dataset(X)) is True
     lazy = clone(est).fit(X, y)
     lazy_pf = clone(est).partial_fit(X[:300], y[:300], classes=np.unique(y))
     lazy_pf.partial_fit(X[300:], y[300:])
-    monkeypatch.setattr(
-        SCENTClassifier, "_lazy_momentum", lambda self, dataset: False
-    )
+    monkeypatch.setattr(_scent, "lazy_momentum", lambda batch, ds: False)
     dense = clone(est).fit(X, y)
     dense_pf = clone(est).partial_fit(X[:300], y[:300], classes=np.unique(y))
     dense_pf.partial_fit(X[300:], y[300:])
     assert_allclose(lazy.coef_, dense.coef_, rtol=1e-9, atol=1e-12)
     assert_allclose(lazy.intercept_, dense.intercept_, rtol=1e-9, atol=1e-12)
-    assert_allclose(lazy._velocity, dense._velocity, rtol=1e-9, atol=1e-12)
+    assert_allclose(lazy._state.velocity, dense._state.velocity, rtol=1e-9, atol=1e-12)
     assert_allclose(lazy_pf.coef_, dense_pf.coef_, rtol=1e-9, atol=1e-12)
     assert not np.allclose(lazy.coef_, 0)
