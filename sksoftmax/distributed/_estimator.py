@@ -23,11 +23,20 @@ travel to the shards instead (Megatron's vocabulary-parallel evaluation):
   future of the task that updated it. Within the sub-epoch each row's
   b_i is re-minimised with the block's current scores and the others'
   as last seen, and the block's entry is refreshed; after P rounds every
-  row has met every class block.
+  row has met every class block. Row weights (``sample_weight`` times
+  ``class_weight``) travel with their rows into the kernel's dataset;
+  rows of weight 0 are left out of the row blocks.
+- held-out rows (``early_stopping``): drawn on the client by
+  ``SoftmaxClassifier``'s splitter (``_held_out.split_rows``), taken out
+  of the row blocks and kept on the same workers; after each epoch the
+  class blocks score them where the blocks are, as in evaluation, and one
+  ``_stopping.Stopping`` judges the epoch (keeps the best model, undoes
+  a worse one, halves the step, stops). Without held-out rows it judges
+  the training objective estimated from the sub-epochs' own scores.
 
 Class blocks move as futures pinned to workers, not as actors: a task's
-result is immutable, so a block can be checkpointed or kept to undo a
-worse epoch while the next ones are computed, the scheduler moves a block
+result is immutable, so a block can be checkpointed, or kept as the best
+epoch's while the next ones are computed, the scheduler moves a block
 to the worker of its next task by itself (peer to peer, never through the
 client), and the sub-epochs of a round run in parallel without any lock.
 An actor would hold its block in place and serialise every call through
@@ -35,7 +44,8 @@ one worker's event loop.
 
 Faults: after each kept epoch the class blocks and the rows' partial
 log-partitions are checkpointed on the client
-(``_checkpoint.Checkpoint``: its memory or a directory). The client's
+(``_checkpoint.Checkpoint``: its memory or a directory), beside the best
+epoch's when held-out rows keep an earlier one. The client's
 waits notice a worker that left the cluster (its pinned tasks would wait
 forever) or results cancelled with it; the
 fit then rebuilds the row blocks on the workers there, restores the
@@ -99,18 +109,35 @@ class DistributedSoftmaxClassifier(
         The scale of the exact solver's per-feature AdaGrad-norm steps
         eta0 / sqrt(eps + G_j) (DS-MLR: state kept per class block).
         'auto': ``SoftmaxClassifier``'s step pilot, run on the cluster
-        (:ref:`distributed`). Halved after an epoch that raised the
-        objective (that epoch is undone).
+        (:ref:`distributed`). Halved after an epoch that is undone (worse
+        than the best) and, with held-out rows, after an epoch that does
+        not improve on the best.
     alpha : float, default=0.0
         L2 penalty: the objective is log-loss + alpha/2 ||W||^2.
     max_iter : int, default=100
         Epochs at most.
     tol : float or None, default=1e-3
-        An epoch improves when the objective falls below the best by
-        more than ``tol`` times the best (a relative tolerance). None: run
-        ``max_iter`` epochs (a worse epoch is still undone).
+        An epoch improves when the monitored loss (the held-out log-loss
+        with ``early_stopping``, else the training objective) falls below
+        the best by more than ``tol`` times the best (a relative
+        tolerance). None: run ``max_iter`` epochs (a worse epoch is still
+        undone).
+    early_stopping : 'auto' or bool, default='auto'
+        True: hold out ``validation_fraction`` of the rows (at most
+        10,000), score their weighted log-loss after every epoch where the
+        class blocks are, undo an epoch worse than the best beyond the
+        noise of those rows, and return the best epoch's model (its
+        blocks kept on the workers meanwhile: a second copy of W). 'auto':
+        the same where the data has rows to spare; otherwise (too few
+        rows, or one row per class) a warning and the stopping on the
+        training objective, where True raises a ValueError. False: every
+        row trains, the stopping is on the training objective.
+    validation_fraction : float, default=0.1
+        Share of the rows held out by ``early_stopping``: each class's
+        share of its latest rows in the order given, as
+        ``SoftmaxClassifier`` holds them out.
     n_iter_no_change : int, default=8
-        Stop after this many epochs without improvement.
+        Stop after this many epochs in a row without improvement.
     fit_intercept : bool, default=True
     shuffle : bool, default=True
         Visit the rows of each sub-epoch in a random order.
@@ -118,15 +145,22 @@ class DistributedSoftmaxClassifier(
     n_jobs : int or None, default=None
         Threads of each shard's evaluation on its worker.
     checkpoint : bool or str, default=True
-        Where ``fit`` keeps the class shards of the last completed epoch,
-        from which it resumes (with a warning) after a lost worker: True,
+        Where ``fit`` keeps the class shards of the last completed epoch
+        (and of the best one, with held-out rows), from which it resumes
+        (with a warning) after a lost worker: True,
         the client's memory; a directory, files there (the client then
         holds one shard at a time); False, nowhere (a lost worker fails
         the fit). See :ref:`distributed_faults`.
     client : distributed.Client or None, default=None
         None: the current client (``distributed.get_client()``).
     verbose : int, default=0
-        1: one line per epoch (its seconds, the objective, the step).
+        1: one line per epoch (its seconds, the objective, the held-out
+        log-loss, the step).
+    class_weight : dict, 'balanced' or None, default=None
+        Weights of the classes, multiplying ``sample_weight`` (as in
+        ``SoftmaxClassifier``): a dict ``{label: weight}`` (missing
+        labels weigh 1); 'balanced': ``n / (n_classes * n_k)``, n_k a
+        class's summed sample weight over the rows given to ``fit``.
 
     Attributes
     ----------
@@ -139,11 +173,23 @@ class DistributedSoftmaxClassifier(
     n_iter_ : int
         Epochs run (after ``fit``).
     loss_curve_ : list of float
-        Each kept epoch's training objective, estimated from the scores
-        the sub-epochs computed (no extra pass).
+        Each kept epoch's (weighted) training objective, estimated from
+        the scores the sub-epochs computed (no extra pass).
+    validation_loss_ : list of float or None
+        With held-out rows, each kept epoch's weighted log-loss on them
+        (aligned with ``loss_curve_``); the model returned has the lowest,
+        unless no epoch beat the starting model's. None without.
+    best_iter_ : int
+        The epoch whose model is returned (counted as ``n_iter_``; 0: the
+        starting model, W = 0 at the class prior).
 
     Notes
     -----
+    With held-out rows the workers keep, besides the class blocks in
+    flight, those of the best epoch while a later one is current (up to
+    a second copy of W over the cluster), and ``checkpoint=True`` keeps
+    both epochs on the client.
+
     A fitted model pickles: its shards are gathered into the pickle (W
     must fit in the client's memory, as for ``to_local``) and the
     ``client`` parameter is left out; unpickled, it predicts on the
