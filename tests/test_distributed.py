@@ -10,40 +10,24 @@ sharded evaluation equals the single-process one, the DS-MLR fit reaches
 the single-process optimum, and the estimator's contract.
 """
 
-import os
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _cluster import cluster_client, require_distributed
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
 from sksoftmax import SoftmaxClassifier
 from sksoftmax.datasets import make_softmax_classification
-
-try:
-    import dask.array as da
-    from distributed import Client, LocalCluster
-except ImportError:
-    if os.environ.get("SKSOFTMAX_REQUIRE_DASK") == "1":
-        raise
-    pytest.skip(
-        "dask.distributed is not installed (the 'distributed' extra)",
-        allow_module_level=True,
-    )
-
 from sksoftmax.distributed import DistributedSoftmaxClassifier
+
+da = require_distributed()
 
 
 @pytest.fixture(scope="module")
 def client():
-    with LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-    ) as cluster, Client(cluster) as c:
+    with cluster_client(2) as c:
         yield c
 
 

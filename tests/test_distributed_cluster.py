@@ -16,24 +16,15 @@ import warnings
 
 import numpy as np
 import pytest
+from _cluster import cluster_client, require_distributed
 from numpy.testing import assert_allclose, assert_array_equal
 
 from sksoftmax import SoftmaxClassifier
 from sksoftmax.datasets import make_softmax_classification
-
-try:
-    import dask.array as da
-    from distributed import Client, LocalCluster
-except ImportError:
-    if os.environ.get("SKSOFTMAX_REQUIRE_DASK") == "1":
-        raise
-    pytest.skip(
-        "dask.distributed is not installed (the 'distributed' extra)",
-        allow_module_level=True,
-    )
-
 from sksoftmax.distributed import DistributedSoftmaxClassifier
 from sksoftmax.distributed._worker import held_bytes
+
+da = require_distributed()
 
 K = 7  # classes, not divisible by P = 2 or 3
 D = 12
@@ -42,13 +33,7 @@ ALPHA = 1e-3
 
 @pytest.fixture(scope="module", params=[2, 3], ids=["P2", "P3"])
 def client(request):
-    with LocalCluster(
-        n_workers=request.param,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-    ) as cluster, Client(cluster) as c:
-        c.wait_for_workers(request.param)
+    with cluster_client(request.param) as c:
         yield c
 
 

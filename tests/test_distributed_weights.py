@@ -1,34 +1,22 @@
 """DistributedSoftmaxClassifier's sample_weight, class_weight and held-out
-early stopping, on a real LocalCluster of two worker processes.
-
-Needs dask.distributed: skipped without it, unless
-``SKSOFTMAX_REQUIRE_DASK=1`` (CI), where the import error fails the run.
+early stopping, on a real LocalCluster of two worker processes (skipped
+without dask.distributed: ``_cluster.require_distributed``).
 """
 
-import os
 import warnings
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _cluster import cluster_client, require_distributed
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.utils.class_weight import compute_sample_weight
 
 from sksoftmax import SoftmaxClassifier
 from sksoftmax.datasets import make_softmax_classification
-
-try:
-    import dask.array as da
-    from distributed import Client, LocalCluster
-except ImportError:
-    if os.environ.get("SKSOFTMAX_REQUIRE_DASK") == "1":
-        raise
-    pytest.skip(
-        "dask.distributed is not installed (the 'distributed' extra)",
-        allow_module_level=True,
-    )
-
 from sksoftmax.distributed import DistributedSoftmaxClassifier
+
+da = require_distributed()
 
 D = 12
 ALPHA = 1e-2
@@ -36,13 +24,7 @@ ALPHA = 1e-2
 
 @pytest.fixture(scope="module")
 def client():
-    with LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-    ) as cluster, Client(cluster) as c:
-        c.wait_for_workers(2)
+    with cluster_client(2) as c:
         yield c
 
 
