@@ -324,10 +324,12 @@ class DSMLRFit:
                     sum(s[1] for s in sums), 1e-300
                 )
                 objective = loss + 0.5 * self.alpha * sq
-                whole = client.submit(W.mixed_shard, new_mixed, 0, K,
-                                      self.n_jobs, pure=False)
+                # the held-out rows scored by the mixed model where it is
+                whole = [] if held_out is None else [client.submit(
+                    W.mixed_shard, new_mixed, 0, K, self.n_jobs, pure=False
+                )]
                 val_rows, monitored = self._monitor(
-                    client, workers, objective, held_out, [whole], [None]
+                    client, workers, objective, held_out, whole, [None]
                 )
                 del whole
             except _WorkerLost as lost:

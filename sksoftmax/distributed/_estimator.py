@@ -185,10 +185,11 @@ class DistributedSoftmaxClassifier(
 
     Notes
     -----
-    With held-out rows the workers keep, besides the class blocks in
-    flight, those of the best epoch while a later one is current (up to
-    a second copy of W over the cluster), and ``checkpoint=True`` keeps
-    both epochs on the client.
+    With held-out rows the workers keep the best epoch's model beside the
+    current one while a later epoch is current: DS-MLR its class blocks
+    (up to a second copy of W over the cluster; ``checkpoint=True`` then
+    keeps both epochs on the client), mixing its W and each worker's
+    solver state (one more W per worker).
 
     A fitted model pickles: its shards are gathered into the pickle (W
     must fit in the client's memory, as for ``to_local``) and the
