@@ -5,9 +5,9 @@ rows or, without held-out rows, by its training objective. A
 :class:`Stopping` judges the checks for any solver: it keeps the best
 model, counts the checks that do not improve on the best by ``tol``
 (relative, as ``_epochs.improves``) and says when ``patience`` of them in
-a row end the fit, halves the step on a check that does not improve (a
-check worse than the best is first undone: back to the best model), and
-at the end goes back to the best model.
+a row end the fit, halves the step on a check worse than the best (first
+undone: back to the best model) and, with ``halve_stalled``, on any check
+that does not improve, and at the end goes back to the best model.
 
 The model is the caller's: ``Stopping`` only asks for a ``snapshot()``
 of it and gives that back to ``restore(snap)``, so a single-process
