@@ -16,24 +16,15 @@ import warnings
 
 import numpy as np
 import pytest
+from _cluster import cluster_client, require_distributed
 from numpy.testing import assert_allclose, assert_array_equal
 
 from sksoftmax import SoftmaxClassifier
 from sksoftmax.datasets import make_softmax_classification
-
-try:
-    import dask.array as da
-    from distributed import Client, LocalCluster
-except ImportError:
-    if os.environ.get("SKSOFTMAX_REQUIRE_DASK") == "1":
-        raise
-    pytest.skip(
-        "dask.distributed is not installed (the 'distributed' extra)",
-        allow_module_level=True,
-    )
-
 from sksoftmax.distributed import DistributedSoftmaxClassifier
 from sksoftmax.distributed._worker import held_bytes
+
+da = require_distributed()
 
 K = 7  # classes, not divisible by P = 2 or 3
 D = 12
@@ -42,13 +33,7 @@ ALPHA = 1e-3
 
 @pytest.fixture(scope="module", params=[2, 3], ids=["P2", "P3"])
 def client(request):
-    with LocalCluster(
-        n_workers=request.param,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-    ) as cluster, Client(cluster) as c:
-        c.wait_for_workers(request.param)
+    with cluster_client(request.param) as c:
         yield c
 
 
@@ -79,8 +64,10 @@ def optimum():
 
 
 def _fit(X, y, **params):
+    # on every row (the training objective's optimum is the target) unless
+    # early_stopping is passed
     params = {"alpha": ALPHA, "max_iter": 10, "tol": None, "random_state": 0,
-              **params}
+              "early_stopping": False, **params}
     est = DistributedSoftmaxClassifier(**params)
     # blocks of rows, as a dask array (dense or CSR chunks)
     return est.fit(da.from_array(X, chunks=(X.shape[0] // 4, D)),
@@ -147,7 +134,8 @@ def test_undo_from_the_checkpoint(client):
     blocks kept on the workers: the same model to the bit. (eta0=3: three
     of the six epochs are undone, after kept ones.)"""
     X, y = _data(True, np.float64, n=300, seed=4)
-    params = dict(eta0=3.0, max_iter=6, tol=None, random_state=0)
+    params = dict(eta0=3.0, max_iter=6, tol=None, early_stopping=False,
+                  random_state=0)
     a = DistributedSoftmaxClassifier(**params).fit(X, y)
     b = DistributedSoftmaxClassifier(**params, checkpoint=False).fit(X, y)
     assert 0 < len(a.loss_curve_) < a.n_iter_ == 6
@@ -197,8 +185,10 @@ def test_worker_memory_of_W(client):
             time.sleep(0.05)
         at_ends.append((held, share))
 
+    # (without held-out rows: with them the best epoch's blocks are kept
+    # too, a second copy of W while a later epoch is not the best)
     est = DistributedSoftmaxClassifier(
-        alpha=ALPHA, max_iter=8, tol=None, random_state=0
+        alpha=ALPHA, max_iter=8, tol=None, early_stopping=False, random_state=0
     )
     cuts = np.linspace(0, K, P + 1).astype(int)
     block = [(hi - lo) * (D + 1) * itemsize for lo, hi in zip(cuts[:-1], cuts[1:])]
@@ -275,18 +265,24 @@ def test_fit_survives_a_lost_worker(client, tmp_path):
     model of an uninterrupted run: the same test log-loss within noise
     (and here, the loop state and the random stream being restored, the
     same W to rounding). Checkpoints in the client's memory on 2 workers,
-    in a directory on 3."""
+    stopping on the training objective; in a directory on 3, stopping on
+    held-out rows, whose best epoch (2, measured: the later ones are kept
+    within the held-out rows' noise) is the model returned, restored from
+    the checkpoint that kept it beside the later epochs'."""
     P = _n_workers(client)
+    held_out = P == 3
     X, y = _data(True, np.float64, n=600, seed=2)
     X_test, y_test = _data(True, np.float64, n=300, seed=3)
-    reference = _fit(X, y, max_iter=5)
+    reference = _fit(X, y, max_iter=5, early_stopping=held_out)
     ref_loss = reference.log_loss(X_test, y_test)
     ref_coef = reference.to_local().coef_
     # noise: the spread of the test log-loss over random states
-    other = _fit(X, y, max_iter=5, random_state=1).log_loss(X_test, y_test)
+    other = _fit(X, y, max_iter=5, random_state=1,
+                 early_stopping=held_out).log_loss(X_test, y_test)
 
     est = DistributedSoftmaxClassifier(
         alpha=ALPHA, tol=None, max_iter=5, random_state=0,
+        early_stopping=held_out,
         checkpoint=True if P == 2 else str(tmp_path),
     )
     est._after_epoch, killed = _kill_after(2, client)
@@ -300,6 +296,11 @@ def test_fit_survives_a_lost_worker(client, tmp_path):
     loss = est.log_loss(X_test, y_test)
     assert abs(loss - ref_loss) <= max(abs(other - ref_loss), 1e-3)
     assert_allclose(est.to_local().coef_, ref_coef, rtol=1e-10, atol=1e-12)
+    assert est.best_iter_ == reference.best_iter_
+    if held_out:
+        assert reference.best_iter_ < 5
+        assert_allclose(est.validation_loss_, reference.validation_loss_,
+                        rtol=1e-10)
     if P == 3:
         assert os.listdir(tmp_path) == []  # the fit's files are removed
 

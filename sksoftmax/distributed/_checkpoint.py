@@ -1,5 +1,7 @@
 """The client-side checkpoint of a DS-MLR fit: the class blocks (with
-their AdaGrad state) and the rows' partial log-partitions of the last completed epoch.
+their AdaGrad state) and the rows' partial log-partitions of the last
+completed epoch, and of the best epoch when held-out rows judge the fit
+and the best is another epoch.
 
 Kept on the client, not on the workers' disks: the client is the one
 process whose loss ends the fit anyway, while a lost worker (a preempted
@@ -21,9 +23,10 @@ import numpy as np
 class Checkpoint:
     """Named groups of arrays in slots (one slot per kept epoch), in memory
     (``directory=None``) or as one ``.npz`` file per group in a folder of
-    ``directory``. ``commit(slot)`` makes a complete slot the one that
-    ``load`` reads and drops the others: a worker lost while a slot is
-    written leaves the previous one intact."""
+    ``directory``. ``commit(slot, keep)`` makes a complete slot the one
+    that ``load`` reads and drops the others but those in ``keep`` (the
+    best epoch's, which ``load(name, slot)`` reads): a worker lost while a
+    slot is written leaves the previous one intact."""
 
     def __init__(self, directory=None):
         self.directory = None
@@ -45,20 +48,22 @@ class Checkpoint:
             return
         np.savez(self._path(slot, name), *arrays)
 
-    def commit(self, slot):
+    def commit(self, slot, keep=()):
         self.committed = slot
+        kept = {slot, *keep}
         if self.directory is None:
-            for key in [k for k in self._memory if k[0] != slot]:
+            for key in [k for k in self._memory if k[0] not in kept]:
                 del self._memory[key]
             return
         for f in os.listdir(self.directory):
-            if not f.startswith(f"{slot}-"):
+            if int(f.split("-", 1)[0]) not in kept:
                 os.remove(os.path.join(self.directory, f))
 
-    def load(self, name):
+    def load(self, name, slot=None):
+        slot = self.committed if slot is None else slot
         if self.directory is None:
-            return self._memory[self.committed, name]
-        with np.load(self._path(self.committed, name)) as f:
+            return self._memory[slot, name]
+        with np.load(self._path(slot, name)) as f:
             return [f[f"arr_{i}"] for i in range(len(f.files))]
 
     def close(self):

@@ -1,18 +1,17 @@
 """The fit of DistributedSoftmaxClassifier: DS-MLR epochs over a ring of
-workers, its step pilot, parameter mixing, and the checkpoints and
-resumption after a lost worker (the design: ``_estimator.py``'s module
-docstring)."""
+workers, its step pilot, parameter mixing, the held-out rows and the
+stopping (``_stopping.Stopping``), and the checkpoints and resumption
+after a lost worker (the design: ``_estimator.py``'s module docstring)."""
 
 import threading
 import time
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
-from .._epochs import improves
 from .._shared._codes import Status
+from .._stopping import Stopping
 from . import _worker as W
 
 # AdaGrad's epsilon, the exact solver's
@@ -28,6 +27,79 @@ MAX_RESUMES = 3
 
 class _WorkerLost(RuntimeError):
     """A worker of the fit left the cluster (or its results were lost)."""
+
+
+class _Ring:
+    """The model a DS-MLR epoch starts from, as ``Stopping`` snapshots and
+    restores it: the class blocks (futures), the rows' partial
+    log-partitions (futures), the ring's offset (block q on worker
+    ``ring[(q - offset) % P]``) and the checkpoint slot that holds them
+    (the epoch; 0: the start, W = 0, remade by tasks).
+
+    A snapshot keeps the blocks' futures alive on the workers only with
+    ``keep_blocks`` (held-out rows, or no checkpoint): a second copy of W
+    while the best epoch is not the current one. Without, a restore reads
+    the checkpoint, and the workers hold only the blocks in flight."""
+
+    def __init__(self, fit, client, ring, rows, ckpt, source, keep_blocks):
+        self.fit, self.ckpt, self.source = fit, ckpt, source
+        self.keep_blocks = keep_blocks
+        self.rebind(client, ring, rows)
+        self.shards = self.partials = None
+        self.offset = self.slot = 0
+
+    def rebind(self, client, ring, rows):
+        """The cluster, ring and row blocks (anew after a resumption)."""
+        self.client, self.ring, self.rows = client, ring, rows
+
+    def propose(self, shards, partials, offset, slot):
+        """An epoch's model becomes the current one (``Stopping.check``
+        then keeps, snapshots or undoes it)."""
+        self.shards, self.partials = shards, partials
+        self.offset, self.slot = offset, slot
+
+    def snapshot(self):
+        return {
+            "slot": self.slot, "offset": self.offset,
+            "shards": self.shards if self.keep_blocks and self.slot else None,
+            "partials": self.partials if self.slot else None,
+        }
+
+    @staticmethod
+    def stripped(snap):
+        """A snapshot without futures (which a lost worker may have taken
+        along): restored from the checkpoint."""
+        return dict(snap, shards=None, partials=None)
+
+    def restore(self, snap):
+        client, ring, P = self.client, self.ring, len(self.ring)
+        self.offset, self.slot = snap["offset"], snap["slot"]
+        if snap["shards"] is not None:
+            self.shards = list(snap["shards"])
+        else:
+            self.shards = self.fit._restore_shards(
+                client, self.ckpt, self.slot, ring, self.offset, self.source
+            )
+        if snap["partials"] is not None:
+            self.partials = list(snap["partials"])
+        elif self.slot:
+            self.partials = [
+                client.scatter(
+                    self.ckpt.load(f"partials{p}", self.slot)[0],
+                    workers=[ring[p]], hash=False,
+                )
+                for p in range(P)
+            ]
+        else:
+            self.partials = [
+                client.submit(W.initial_partials, r, workers=[w], pure=False)
+                for r, w in zip(self.rows, ring)
+            ]
+
+    def holders(self):
+        """The worker holding each class block."""
+        P = len(self.ring)
+        return [self.ring[(q - self.offset) % P] for q in range(P)]
 
 
 class DSMLRFit:
@@ -46,25 +118,60 @@ class DSMLRFit:
             for (a, b), w in zip(self.class_ranges_, self.shard_workers_)
         ]
 
-    def _place_rows(self, client, blocks, sizes, y_enc, dtype, intercept, P):
-        """The P row blocks (the input blocks assigned round robin to the
-        workers, concatenated there with their encoded labels) and their
-        rows' starting log-partitions per class block (W = 0: the block's
-        log sum of exp(c_k)), as futures pinned to ``shard_workers_``'s
-        worker p."""
-        bounds = np.concatenate([[0], np.cumsum(sizes)])
-        rows, partials = [], []
+    @staticmethod
+    def _row_plan(sizes, y_enc, sample_weight, held_out, P):
+        """Which rows of each input block train and which are held out.
+
+        ``held_out``: the held-out rows (indices) or None. Returns per
+        input block (training rows: index or None for all, their labels
+        and weights; held-out rows: index, labels, weights), the input
+        blocks of each of the P workers (round robin) and the held-out
+        rows' indices in the order the workers' losses are gathered. Rows
+        of zero weight are left out of the training blocks (the kernel
+        would skip them)."""
+        bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
+        is_val = np.zeros(y_enc.shape[0], dtype=bool)
+        if held_out is not None:
+            is_val[held_out] = True
+        blocks = []
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            train = np.flatnonzero(~is_val[lo:hi] & (sample_weight[lo:hi] > 0))
+            val = np.flatnonzero(is_val[lo:hi])
+            index = None if train.shape[0] == hi - lo else train
+            blocks.append((
+                (index, y_enc[lo + train], sample_weight[lo + train]),
+                (val, y_enc[lo + val], sample_weight[lo + val]),
+            ))
+        mine = [list(range(p, len(blocks), P)) for p in range(P)]
+        order = np.concatenate(
+            [bounds[i] + blocks[i][1][0] for p in range(P) for i in mine[p]]
+        ).astype(np.intp)
+        # the held-out rows' weights, normalised (all zero: equal), so that
+        # their losses @ p is the weighted mean (as SoftmaxClassifier's)
+        p = sample_weight[order]
+        if p.sum() <= 0:
+            p = np.ones_like(p)
+        return {"blocks": blocks, "mine": mine, "held_out": order,
+                "p": p / max(p.sum(), 1e-300)}
+
+    def _place_rows(self, client, blocks, plan, dtype, intercept):
+        """The P row blocks (the input blocks' training rows, assigned round
+        robin to the workers, concatenated there with their encoded labels
+        and weights), their rows' starting log-partitions per class block
+        (W = 0: the block's log sum of exp(c_k)), as futures pinned to
+        ``shard_workers_``'s worker p; and the held-out rows, kept on the
+        same workers: (X, labels) futures of the workers that have some
+        (None without held-out rows)."""
+        rows, partials, val_X, val_y = [], [], [], []
         start = {
             "intercept": np.asarray(intercept, np.float64),
             "ranges": np.asarray(self.class_ranges_, dtype=np.intp),
         }
-        for p in range(P):
+        for p, mine in enumerate(plan["mine"]):
             w = self.shard_workers_[p]
-            mine = list(range(p, len(blocks), P))
             pairs = [
-                client.submit(
-                    W.pair, blocks[i], y_enc[bounds[i] : bounds[i + 1]], pure=False
-                )
+                client.submit(W.pair, blocks[i], *plan["blocks"][i][0][1:],
+                              plan["blocks"][i][0][0], pure=False)
                 for i in mine
             ]
             r = client.submit(
@@ -74,35 +181,121 @@ class DSMLRFit:
             partials.append(
                 client.submit(W.initial_partials, r, workers=[w], pure=False)
             )
-        return rows, partials
+            held = [
+                client.submit(W.pair, blocks[i], *plan["blocks"][i][1][1:],
+                              plan["blocks"][i][1][0], pure=False)
+                for i in mine if plan["blocks"][i][1][0].shape[0]
+            ]
+            if held:
+                h = client.submit(W.held_out_rows, dtype, *held, workers=[w],
+                                  pure=False)
+                val_X.append(client.submit(W.first, h, workers=[w], pure=False))
+                val_y.append(client.submit(W.second, h, workers=[w], pure=False))
+        held_out = None
+        if plan["held_out"].shape[0]:
+            held_out = {"X": val_X, "y": val_y, "p": plan["p"]}
+        return rows, partials, held_out
 
-    def _fit_mixing(self, client, rows, shards, intercept, y_enc, K, P, eta):
+    # ------------------------------------------------------------ stopping
+    def _stopping(self, eta, held_out, model=None, **callables):
+        """The fit's ``Stopping``: on the held-out rows' log-loss (a check
+        that does not improve halves the step, one worse beyond their
+        noise is undone first), or without them on the training objective
+        (a check above the best is undone and halves the step)."""
+        return Stopping(
+            model, eta=eta, tol=self.tol, patience=self.n_iter_no_change,
+            weights=None if held_out is None else held_out["p"],
+            halve_stalled=held_out is not None, **callables,
+        )
+
+    def _monitor(self, client, ring, objective, held_out, shards, workers):
+        """(the held-out rows' log-losses, their weighted mean) of the model
+        of ``shards`` (on ``workers``; None: anywhere), computed by the
+        shards where they are; (None, ``objective``) without held-out rows
+        or when the epoch overflowed."""
+        if held_out is None or not np.isfinite(objective):
+            return None, objective
+        merged = self._merged_stats(
+            client, held_out["X"], held_out["y"], shards, workers
+        )
+        nll = [client.submit(W.merged_nll, m, pure=False) for m in merged]
+        rows = np.concatenate(self._collect(client, ring, nll))
+        return rows, float(rows @ held_out["p"])
+
+    def _record(self, epoch, tic, decision, objective, monitored, eta, next_eta):
+        """A kept epoch's training objective in ``loss_curve_`` and
+        held-out log-loss in ``validation_loss_``; with ``verbose``, the
+        epoch's line."""
+        held_out = self.validation_loss_ is not None
+        if decision != "undone":
+            self.loss_curve_.append(float(objective))
+            if held_out:
+                self.validation_loss_.append(float(monitored))
+        if self.verbose:
+            seconds = time.perf_counter() - tic
+            line = f"Epoch {epoch + 1}: {seconds:.3f} s, objective {objective:.6g}"
+            if held_out:
+                line += f", held-out log-loss {monitored:.6g}"
+            line += f", step {eta:.3g}"
+            if decision == "undone":
+                line += ", worse: undone"
+            if next_eta != eta:
+                line += f"; step -> {next_eta:.3g}"
+            print(line)
+
+    def _finish(self, stopping):
+        """The end of the epochs: back to the best model, the fitted
+        attributes of the stopping; a warning when the starting model is
+        the one kept."""
+        self.best_iter_ = stopping.finish()
+        self.eta_ = stopping.eta
+        if self.best_iter_ > 0:
+            return
+        if self.validation_loss_ is None:
+            why = ("every epoch overflowed or raised the objective, the "
+                   "model is the starting one; pass a smaller eta0.")
+        else:
+            why = ("no epoch lowered the held-out log-loss of the starting "
+                   "model (the class prior), which is the model kept.")
+        warnings.warn(f"DistributedSoftmaxClassifier: {why}",
+                      _convergence_warning())
+
+    def _fit_mixing(self, client, rows, shards, intercept, K, P, eta, start,
+                    held_out):
         """Iterative parameter mixing: every worker runs one epoch of the
         exact solver on its rows from the mixed W, then W and b are
-        averaged (one W per worker travels each way per epoch)."""
+        averaged (one W per worker travels each way per epoch). The best
+        model kept by the stopping is the mixed W and the workers' solver
+        states of its epoch."""
         workers = self.shard_workers_
         rng = check_random_state(self.random_state)
-        states = [
-            client.submit(
-                W.mix_setup, rows[p], K, intercept, eta, float(self.alpha),
-                bool(self.fit_intercept), self.n_jobs, workers=[workers[p]],
-                pure=False,
-            )
-            for p in range(P)
-        ]
-        lse0 = float(np.logaddexp.reduce(intercept.astype(np.float64)))
-        best = float(np.mean(lse0 - intercept.astype(np.float64)[y_enc]))
-        mixed = None
-        no_change = 0
+        model = {
+            "states": [
+                client.submit(
+                    W.mix_setup, rows[p], K, intercept, eta, float(self.alpha),
+                    bool(self.fit_intercept), self.n_jobs,
+                    workers=[workers[p]], pure=False,
+                )
+                for p in range(P)
+            ],
+            "mixed": None,
+        }
+        stopping = self._stopping(
+            eta, held_out, snapshot=lambda: dict(model), restore=model.update
+        )
+        stopping.start(*start)
         self.loss_curve_ = []
+        self.validation_loss_ = None if held_out is None else []
         self.n_iter_ = 0
         for epoch in range(self.max_iter):
             tic = time.perf_counter()
+            eta = stopping.eta
             seeds = rng.randint(0, 2**31 - 1, size=P)
             results = [
                 client.submit(
-                    W.mix_epoch, states[p], rows[p], mixed, eta, int(seeds[p]),
-                    bool(self.shuffle), workers=[workers[p]], pure=False,
+                    W.mix_epoch, model["states"][p], rows[p], model["mixed"],
+                    eta, int(seeds[p]), bool(self.shuffle),
+                    workers=[workers[p]], pure=False,
                 )
                 for p in range(P)
             ]
@@ -127,36 +320,41 @@ class DSMLRFit:
                         client, workers,
                         [client.submit(W.mixed_sq_norm, new_mixed, pure=False)],
                     )
+                loss = sum(s[0] for s in sums) / max(
+                    sum(s[1] for s in sums), 1e-300
+                )
+                objective = loss + 0.5 * self.alpha * sq
+                # the held-out rows scored by the mixed model where it is
+                whole = [] if held_out is None else [client.submit(
+                    W.mixed_shard, new_mixed, 0, K, self.n_jobs, pure=False
+                )]
+                val_rows, monitored = self._monitor(
+                    client, workers, objective, held_out, whole, [None]
+                )
+                del whole
             except _WorkerLost as lost:
                 raise RuntimeError(
                     f"{lost} strategy='mixing' does not resume after a lost "
                     "worker: refit (strategy='dsmlr' does, from its "
                     "checkpoints)."
                 ) from lost
-            loss = sum(s[0] for s in sums) / max(sum(s[1] for s in sums), 1e-300)
-            objective = loss + 0.5 * self.alpha * sq
             self.n_iter_ = epoch + 1
-            accepted, best, eta, no_change = self._judge_epoch(
-                epoch, tic, objective, best, eta, no_change
-            )
-            if accepted:
-                states = [
-                    client.submit(W.first, r, workers=[workers[p]], pure=False)
-                    for p, r in enumerate(results)
-                ]
-                mixed = new_mixed
-            if self.tol is not None and no_change >= self.n_iter_no_change:
+            model["states"] = [
+                client.submit(W.first, r, workers=[workers[p]], pure=False)
+                for p, r in enumerate(results)
+            ]
+            model["mixed"] = new_mixed
+            del results, new_mixed
+            decision = stopping.check(monitored, val_rows)
+            self._record(epoch, tic, decision, objective, monitored, eta,
+                         stopping.eta)
+            if stopping.stop:
                 break
         else:
             self._warn_max_iter()
-        self.eta_ = eta
+        self._finish(stopping)
+        mixed = model["mixed"]
         if mixed is None:
-            warnings.warn(
-                "DistributedSoftmaxClassifier: every epoch diverged or raised "
-                "the objective, the model is the starting one; pass a smaller "
-                "eta0.",
-                _convergence_warning(),
-            )
             self._shards = shards
             return
         # the mixed model, split by classes for prediction
@@ -168,32 +366,15 @@ class DSMLRFit:
             for p, (lo, hi) in enumerate(self.class_ranges_)
         ]
 
-    def _judge_epoch(self, epoch, tic, objective, best, eta, no_change):
-        """Keep or undo an epoch: (accepted, best, eta, no_change). A worse
-        (or non-finite) objective is undone by the caller and halves the
-        step; a kept one is recorded in ``loss_curve_`` and, when it
-        improves by less than ``tol``, counts towards
-        ``n_iter_no_change``."""
-        seconds = time.perf_counter() - tic
-        if not np.isfinite(objective) or objective > best:
-            eta *= 0.5
-            if self.verbose:
-                print(f"Epoch {epoch + 1}: {seconds:.3f} s, objective "
-                      f"{objective:.6g} worse, undone; step -> {eta:.3g}")
-            return False, best, eta, no_change + 1
-        self.loss_curve_.append(float(objective))
-        if self.verbose:
-            print(f"Epoch {epoch + 1}: {seconds:.3f} s, objective "
-                  f"{objective:.6g}, step {eta:.3g}")
-        stalled = not improves(objective, best, self.tol)
-        return True, min(best, objective), eta, no_change + 1 if stalled else 0
-
     def _warn_max_iter(self):
         """The ConvergenceWarning of a fit that used up ``max_iter``."""
         if self.max_iter > 1 and self.tol is not None:
             warnings.warn(
                 f"DistributedSoftmaxClassifier: max_iter={self.max_iter} "
-                "reached before the objective stopped improving.",
+                "reached before the "
+                + ("held-out log-loss" if self.validation_loss_ is not None
+                   else "objective")
+                + " stopped improving.",
                 _convergence_warning(),
             )
 
@@ -278,7 +459,7 @@ class DSMLRFit:
             if max(s_[2] for s_ in summaries) != Status.STATUS_OK:
                 return np.inf
             loss = sum(s_[0] for s_ in summaries) / max(
-                sum(s_[1] for s_ in summaries), 1
+                sum(s_[1] for s_ in summaries), 1e-300
             )
             return float(loss) if np.isfinite(loss) else np.inf
 
@@ -312,26 +493,34 @@ class DSMLRFit:
             print(line + f"; using {eta:.3g}")
         return float(eta)
 
-    def _fit_epochs(self, client, held, eta, P, start, ckpt, source):
-        """DS-MLR's epochs, each checkpointed (``ckpt``) once kept; a lost
+    def _fit_epochs(self, client, held, eta, P, ckpt, source, held_out, start):
+        """DS-MLR's epochs, each kept one checkpointed (``ckpt``); a lost
         worker makes the loop resume from the last completed epoch.
         ``held``: [row blocks, their partial log-partitions], emptied
-        here."""
-        rows, partials = held
-        held.clear()
-        # the class blocks start at zero, made on their workers by tasks
-        shards = self._zero_shards(client, source[2], source[3])
-        rng = check_random_state(self.random_state)
+        here; ``held_out``: the held-out rows on the workers (None: the
+        stopping is on the training objective); ``start``: the starting
+        model's (loss, per-row held-out losses)."""
         ring = list(self.shard_workers_)
         n_workers = len(set(ring))
+        # the blocks of an epoch's start stay on the workers only when a
+        # snapshot of the stopping holds them: with held-out rows (the
+        # best epoch's) or without a checkpoint (the undo's)
+        model = _Ring(self, client, ring, held[0], ckpt, source,
+                      keep_blocks=held_out is not None or ckpt is None)
+        model.partials = held[1]
+        held.clear()
+        # the class blocks start at zero, made on their workers by tasks
+        model.shards = self._zero_shards(client, source[2], source[3])
+        stopping = self._stopping(eta, held_out, model)
+        stopping.start(*start)
+        rng = check_random_state(self.random_state)
         self.loss_curve_ = []
+        self.validation_loss_ = None if held_out is None else []
         self.n_iter_ = 0
-        self.eta_ = eta
-        best, no_change, offset, epoch = start, 0, 0, 0
+        epoch = 0
         # the loop's state after the last completed epoch, the point a lost
-        # worker resumes from ('saved': the checkpoint holds class blocks;
-        # before the first kept epoch they are zeros, remade by tasks)
-        done = self._loop_state(epoch, best, eta, no_change, offset, rng, False)
+        # worker resumes from (no futures: the checkpoint's slots)
+        done = self._loop_state(epoch, rng, stopping, model)
         failures = 0
         # a test hook (not a parameter): called as hook(self, epoch) after
         # each completed epoch
@@ -339,40 +528,37 @@ class DSMLRFit:
         while epoch < self.max_iter:
             try:
                 tic = time.perf_counter()
+                eta, offset = stopping.eta, model.offset
                 seeds = rng.randint(0, 2**63 - 1, size=(P, P), dtype=np.int64)
                 blocks, ends, new_partials = self._submit_epoch(
-                    client, ring, rows, partials, shards, seeds, eta, offset, P
+                    client, ring, model.rows, model.partials, model.shards,
+                    seeds, eta, offset, P,
                 )
-                if ckpt is not None:
-                    # the undo reads the checkpoint: the workers keep only
-                    # the blocks in flight, not those of the epoch's start
-                    shards = None
+                # the epoch's start leaves the workers as the epoch reads
+                # it, unless a snapshot holds it
+                model.shards = None
                 # block q ends the epoch on the worker of round P - 1
                 holders = [ring[(q - offset + 1) % P] for q in range(P)]
                 objective = self._epoch_objective(
                     client, ring, blocks, ends, holders
                 )
-                self.n_iter_ = epoch + 1
-                # a worse epoch (or an overflow) is undone: the partial
-                # log-partitions of its start are still held, its blocks
-                # are in the checkpoint (or still held without one)
-                accepted, best, eta, no_change = self._judge_epoch(
-                    epoch, tic, objective, best, eta, no_change
+                val_rows, monitored = self._monitor(
+                    client, ring, objective, held_out, blocks, holders
                 )
-                if accepted:
-                    shards = blocks
-                    partials = new_partials
-                    offset = (offset - 1) % P
-                    if ckpt is not None:
-                        self._save_checkpoint(client, ring, ckpt, epoch + 1,
-                                              shards, partials)
-                elif ckpt is not None:
-                    shards = self._restore_shards(
-                        client, ckpt, done["saved"], ring, offset, source
-                    )
+                self.n_iter_ = epoch + 1
+                model.propose(blocks, new_partials, (offset - 1) % P, epoch + 1)
                 # an undone epoch's blocks leave the workers now, not when
                 # the next epoch rebinds these names
                 blocks = ends = new_partials = None
+                decision = stopping.check(monitored, val_rows)
+                self._record(epoch, tic, decision, objective, monitored, eta,
+                             stopping.eta)
+                if decision != "undone" and ckpt is not None:
+                    # (and the best epoch's slot, when it is another)
+                    self._save_checkpoint(
+                        client, ring, ckpt, epoch + 1, model.shards,
+                        model.partials, stopping.best_snapshot["slot"],
+                    )
             except _WorkerLost as lost:
                 failures += 1
                 if ckpt is None:
@@ -385,10 +571,7 @@ class DSMLRFit:
                         f"{lost} {MAX_RESUMES} resumptions in a row failed; "
                         "giving up."
                     ) from lost
-                epoch, best, eta, no_change, offset = (
-                    done["epoch"], done["best"], done["eta"],
-                    done["no_change"], done["offset"],
-                )
+                epoch = done["epoch"]
                 warnings.warn(
                     f"DistributedSoftmaxClassifier: {lost} Resuming from the "
                     f"checkpoint of epoch {epoch} (the last completed).",
@@ -396,42 +579,41 @@ class DSMLRFit:
                 )
                 rng.set_state(done["rng"])
                 self.loss_curve_ = list(done["curve"])
+                if held_out is not None:
+                    self.validation_loss_ = list(done["validation"])
                 self.n_iter_ = epoch
-                client, ring, rows, partials, shards = self._resume(
-                    client, ckpt, done, source, P, n_workers
+                client, ring, rows, held_out = self._resume(
+                    client, source, P, n_workers, held_out
                 )
+                model.rebind(client, ring, rows)
+                model.restore(done["model"])
+                stopping.set_state(done["stopping"])
                 continue
             failures = 0
             epoch += 1
-            done = self._loop_state(
-                epoch, best, eta, no_change, offset, rng,
-                done["saved"] or (accepted and ckpt is not None),
-            )
+            done = self._loop_state(epoch, rng, stopping, model)
             # the worker holding each class block now
-            self._ring_holders = [ring[(q - offset) % P] for q in range(P)]
+            self._ring_holders = model.holders()
             if hook is not None:
                 hook(self, epoch)
-            if self.tol is not None and no_change >= self.n_iter_no_change:
+            if stopping.stop:
                 break
         else:
             self._warn_max_iter()
-        if not self.loss_curve_:
-            warnings.warn(
-                "DistributedSoftmaxClassifier: every epoch overflowed or "
-                "raised the objective, the model is the starting one; pass "
-                "a smaller eta0.",
-                _convergence_warning(),
-            )
-        self.eta_ = eta
-        # where each block is now: worker (q - offset) mod P of the ring
-        self.shard_workers_ = [ring[(q - offset) % P] for q in range(P)]
-        self._shards = shards
+        self._finish(stopping)
+        self.shard_workers_ = model.holders()
+        self._shards = model.shards
 
-    def _loop_state(self, epoch, best, eta, no_change, offset, rng, saved):
+    def _loop_state(self, epoch, rng, stopping, model):
+        """What a resumption restores, without futures (the models are in
+        the checkpoint's slots)."""
+        state = stopping.state()
+        state["snap"] = _Ring.stripped(state["snap"])
         return {
-            "epoch": epoch, "best": best, "eta": eta, "no_change": no_change,
-            "offset": offset, "rng": rng.get_state(),
-            "curve": list(self.loss_curve_), "saved": saved,
+            "epoch": epoch, "rng": rng.get_state(), "stopping": state,
+            "model": _Ring.stripped(model.snapshot()),
+            "curve": list(self.loss_curve_),
+            "validation": list(self.validation_loss_ or ()),
         }
 
     def _submit_epoch(self, client, ring, rows, partials, shards, seeds, eta,
@@ -552,10 +734,11 @@ class DSMLRFit:
                 f"Worker(s) {', '.join(lost)} left the cluster."
             ) from cause
 
-    def _save_checkpoint(self, client, ring, ckpt, epoch, shards, partials):
+    def _save_checkpoint(self, client, ring, ckpt, epoch, shards, partials,
+                         best):
         """The kept epoch's class blocks (one at a time) and the rows'
-        partial log-partitions, written
-        to a new slot that replaces the previous one once complete."""
+        partial log-partitions, written to a new slot that replaces the
+        previous one once complete (the slot ``best`` is kept)."""
         # in memory: all blocks in one gather; to files: one at a time
         step = P = len(shards)
         if ckpt.directory is not None:
@@ -569,33 +752,34 @@ class DSMLRFit:
             del shard, arrays
         for p, part in enumerate(self._collect(client, ring, list(partials))):
             ckpt.save(epoch, f"partials{p}", [part])
-        ckpt.commit(epoch)
+        ckpt.commit(epoch, keep=(best,))
 
-    def _restore_shards(self, client, ckpt, saved, ring, offset, source):
-        """The class blocks of the checkpoint (zeros before the first kept
-        epoch), block q placed on worker (q - offset) mod P of the ring."""
+    def _restore_shards(self, client, ckpt, slot, ring, offset, source):
+        """The class blocks of the checkpoint's ``slot`` (zeros for 0, the
+        start), block q placed on worker (q - offset) mod P of the ring."""
         P = len(ring)
         where = [ring[(q - offset) % P] for q in range(P)]
-        if not saved:
+        if not slot:
             self.shard_workers_ = where
             return self._zero_shards(client, source[2], source[3])
         shards = []
         for q, ((lo, _), w) in enumerate(zip(self.class_ranges_, where)):
-            arrays = client.scatter(ckpt.load(f"shard{q}"), workers=[w], hash=False)
+            arrays = client.scatter(ckpt.load(f"shard{q}", slot), workers=[w],
+                                    hash=False)
             shards.append(client.submit(
                 W.shard_from_arrays, lo, self.n_jobs, *arrays,
                 workers=[w], pure=False,
             ))
         return shards
 
-    def _resume(self, client, ckpt, done, source, P, n_workers):
-        """The fit's state on the workers rebuilt after a loss: wait (up to
+    def _resume(self, client, source, P, n_workers, held_out):
+        """The fit's rows on the workers rebuilt after a loss: wait (up to
         RESUME_WAIT seconds) for the cluster to have its workers back (a
-        nanny restarts a dead worker), then place the row blocks anew on
-        the workers there (from X: in-memory blocks were scattered and lost
-        with their worker) and the checkpoint's blocks and partial
-        log-partitions."""
-        X, y_enc, dtype, intercept, n_blocks = source
+        nanny restarts a dead worker), then place the row blocks and the
+        held-out rows anew on the workers there (from X: in-memory blocks
+        were scattered and lost with their worker). The models come back
+        from the checkpoint (``_Ring.restore``)."""
+        X, plan, dtype, intercept, n_blocks = source
         try:
             client.wait_for_workers(n_workers, timeout=RESUME_WAIT)
         except TimeoutError:
@@ -604,23 +788,8 @@ class DSMLRFit:
         ring = [workers[p % len(workers)] for p in range(P)]
         self.shard_workers_ = ring
         blocks, _ = self._row_blocks(client, X, n_blocks)
-        sizes = self._collect(
-            client, ring, [client.submit(W.n_rows, b, pure=False) for b in blocks]
-        )
-        rows, partials = self._place_rows(
-            client, blocks, sizes, y_enc, dtype, intercept, P
-        )
-        if done["saved"]:
-            partials = [
-                client.scatter(
-                    ckpt.load(f"partials{p}")[0], workers=[ring[p]], hash=False
-                )
-                for p in range(P)
-            ]
-        shards = self._restore_shards(
-            client, ckpt, done["saved"], ring, done["offset"], source
-        )
-        return client, ring, rows, partials, shards
+        rows, _, again = self._place_rows(client, blocks, plan, dtype, intercept)
+        return client, ring, rows, again
 
 
 def _convergence_warning():
@@ -630,14 +799,13 @@ def _convergence_warning():
 
 
 def _row_block(start, dtype, *pairs):
-    """A worker's row block from its (X, y_enc) pieces: one X (CSR or
-    dense, ``dtype``), the labels, and each row's view of every class
-    block at W = 0 (``start``: the intercepts and the blocks' ranges;
-    ``W.initial_partials_of``)."""
-    X, y = W.concat_rows(*pairs)
-    if sp.issparse(X):
-        X = X.astype(dtype, copy=False).tocsr()
-    else:
-        X = np.ascontiguousarray(X, dtype=dtype)
+    """A worker's row block from its (X, y_enc, sample_weight) pieces: one
+    X (CSR or dense, ``dtype``), the labels, the weights, and each row's
+    view of every class block at W = 0 (``start``: the intercepts and the
+    blocks' ranges; ``W.initial_partials_of``)."""
+    X, y, w = W.concat_rows(*pairs)
     y = np.asarray(y, dtype=np.intp)
-    return {"X": X, "y": y, "partials": W.initial_partials_of(y, **start)}
+    return {
+        "X": W.rows_as(X, dtype), "y": y, "w": np.asarray(w, np.float64),
+        "partials": W.initial_partials_of(y, **start),
+    }

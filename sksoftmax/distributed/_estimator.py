@@ -23,11 +23,20 @@ travel to the shards instead (Megatron's vocabulary-parallel evaluation):
   future of the task that updated it. Within the sub-epoch each row's
   b_i is re-minimised with the block's current scores and the others'
   as last seen, and the block's entry is refreshed; after P rounds every
-  row has met every class block.
+  row has met every class block. Row weights (``sample_weight`` times
+  ``class_weight``) travel with their rows into the kernel's dataset;
+  rows of weight 0 are left out of the row blocks.
+- held-out rows (``early_stopping``): drawn on the client by
+  ``SoftmaxClassifier``'s splitter (``_held_out.split_rows``), taken out
+  of the row blocks and kept on the same workers; after each epoch the
+  class blocks score them where the blocks are, as in evaluation, and one
+  ``_stopping.Stopping`` judges the epoch (keeps the best model, undoes
+  a worse one, halves the step, stops). Without held-out rows it judges
+  the training objective estimated from the sub-epochs' own scores.
 
 Class blocks move as futures pinned to workers, not as actors: a task's
-result is immutable, so a block can be checkpointed or kept to undo a
-worse epoch while the next ones are computed, the scheduler moves a block
+result is immutable, so a block can be checkpointed, or kept as the best
+epoch's while the next ones are computed, the scheduler moves a block
 to the worker of its next task by itself (peer to peer, never through the
 client), and the sub-epochs of a round run in parallel without any lock.
 An actor would hold its block in place and serialise every call through
@@ -35,7 +44,8 @@ one worker's event loop.
 
 Faults: after each kept epoch the class blocks and the rows' partial
 log-partitions are checkpointed on the client
-(``_checkpoint.Checkpoint``: its memory or a directory). The client's
+(``_checkpoint.Checkpoint``: its memory or a directory), beside the best
+epoch's when held-out rows keep an earlier one. The client's
 waits notice a worker that left the cluster (its pinned tasks would wait
 forever) or results cancelled with it; the
 fit then rebuilds the row blocks on the workers there, restores the
@@ -53,9 +63,19 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
-from sklearn.utils import check_array
+from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import _check_sample_weight
 
+from .._class_prior import prior_frequencies
+from .._class_weight import CLASS_WEIGHT_CONSTRAINTS, weigh_fit_rows
+from .._held_out import (
+    MAX_VALIDATION_ROWS,
+    NoHeldOutRows,
+    check_n_held_out,
+    fit_without_held_out,
+    split_rows,
+)
 from . import _worker as W
 from ._checkpoint import Checkpoint
 from ._dsmlr import DSMLRFit
@@ -89,18 +109,35 @@ class DistributedSoftmaxClassifier(
         The scale of the exact solver's per-feature AdaGrad-norm steps
         eta0 / sqrt(eps + G_j) (DS-MLR: state kept per class block).
         'auto': ``SoftmaxClassifier``'s step pilot, run on the cluster
-        (:ref:`distributed`). Halved after an epoch that raised the
-        objective (that epoch is undone).
+        (:ref:`distributed`). Halved after an epoch that is undone (worse
+        than the best) and, with held-out rows, after an epoch that does
+        not improve on the best.
     alpha : float, default=0.0
         L2 penalty: the objective is log-loss + alpha/2 ||W||^2.
     max_iter : int, default=100
         Epochs at most.
     tol : float or None, default=1e-3
-        An epoch improves when the objective falls below the best by
-        more than ``tol`` times the best (a relative tolerance). None: run
-        ``max_iter`` epochs (a worse epoch is still undone).
+        An epoch improves when the monitored loss (the held-out log-loss
+        with ``early_stopping``, else the training objective) falls below
+        the best by more than ``tol`` times the best (a relative
+        tolerance). None: run ``max_iter`` epochs (a worse epoch is still
+        undone).
+    early_stopping : 'auto' or bool, default='auto'
+        True: hold out ``validation_fraction`` of the rows (at most
+        10,000), score their weighted log-loss after every epoch where the
+        class blocks are, undo an epoch worse than the best beyond the
+        noise of those rows, and return the best epoch's model (its
+        blocks kept on the workers meanwhile: a second copy of W). 'auto':
+        the same where the data has rows to spare; otherwise (too few
+        rows, or one row per class) a warning and the stopping on the
+        training objective, where True raises a ValueError. False: every
+        row trains, the stopping is on the training objective.
+    validation_fraction : float, default=0.1
+        Share of the rows held out by ``early_stopping``: each class's
+        share of its latest rows in the order given, as
+        ``SoftmaxClassifier`` holds them out.
     n_iter_no_change : int, default=8
-        Stop after this many epochs without improvement.
+        Stop after this many epochs in a row without improvement.
     fit_intercept : bool, default=True
     shuffle : bool, default=True
         Visit the rows of each sub-epoch in a random order.
@@ -108,15 +145,22 @@ class DistributedSoftmaxClassifier(
     n_jobs : int or None, default=None
         Threads of each shard's evaluation on its worker.
     checkpoint : bool or str, default=True
-        Where ``fit`` keeps the class shards of the last completed epoch,
-        from which it resumes (with a warning) after a lost worker: True,
+        Where ``fit`` keeps the class shards of the last completed epoch
+        (and of the best one, with held-out rows), from which it resumes
+        (with a warning) after a lost worker: True,
         the client's memory; a directory, files there (the client then
         holds one shard at a time); False, nowhere (a lost worker fails
         the fit). See :ref:`distributed_faults`.
     client : distributed.Client or None, default=None
         None: the current client (``distributed.get_client()``).
     verbose : int, default=0
-        1: one line per epoch (its seconds, the objective, the step).
+        1: one line per epoch (its seconds, the objective, the held-out
+        log-loss, the step).
+    class_weight : dict, 'balanced' or None, default=None
+        Weights of the classes, multiplying ``sample_weight`` (as in
+        ``SoftmaxClassifier``): a dict ``{label: weight}`` (missing
+        labels weigh 1); 'balanced': ``n / (n_classes * n_k)``, n_k a
+        class's summed sample weight over the rows given to ``fit``.
 
     Attributes
     ----------
@@ -129,11 +173,24 @@ class DistributedSoftmaxClassifier(
     n_iter_ : int
         Epochs run (after ``fit``).
     loss_curve_ : list of float
-        Each kept epoch's training objective, estimated from the scores
-        the sub-epochs computed (no extra pass).
+        Each kept epoch's (weighted) training objective, estimated from
+        the scores the sub-epochs computed (no extra pass).
+    validation_loss_ : list of float or None
+        With held-out rows, each kept epoch's weighted log-loss on them
+        (aligned with ``loss_curve_``); the model returned has the lowest,
+        unless no epoch beat the starting model's. None without.
+    best_iter_ : int
+        The epoch whose model is returned (counted as ``n_iter_``; 0: the
+        starting model, W = 0 at the class prior).
 
     Notes
     -----
+    With held-out rows the workers keep the best epoch's model beside the
+    current one while a later epoch is current: DS-MLR its class blocks
+    (up to a second copy of W over the cluster; ``checkpoint=True`` then
+    keeps both epochs on the client), mixing its W and each worker's
+    solver state (one more W per worker).
+
     A fitted model pickles: its shards are gathered into the pickle (W
     must fit in the client's memory, as for ``to_local``) and the
     ``client`` parameter is left out; unpickled, it predicts on the
@@ -164,6 +221,8 @@ class DistributedSoftmaxClassifier(
         "alpha": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left"), None],
+        "early_stopping": [StrOptions({"auto"}), "boolean"],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "fit_intercept": ["boolean"],
         "shuffle": ["boolean"],
@@ -172,6 +231,7 @@ class DistributedSoftmaxClassifier(
         "checkpoint": ["boolean", str, os.PathLike],
         "client": "no_validation",
         "verbose": ["verbose"],
+        **CLASS_WEIGHT_CONSTRAINTS,
     }
 
     def __init__(
@@ -183,6 +243,8 @@ class DistributedSoftmaxClassifier(
         alpha=0.0,
         max_iter=100,
         tol=1e-3,
+        early_stopping="auto",
+        validation_fraction=0.1,
         n_iter_no_change=8,
         fit_intercept=True,
         shuffle=True,
@@ -191,6 +253,7 @@ class DistributedSoftmaxClassifier(
         checkpoint=True,
         client=None,
         verbose=0,
+        class_weight=None,
     ):
         self.n_shards = n_shards
         self.strategy = strategy
@@ -198,6 +261,8 @@ class DistributedSoftmaxClassifier(
         self.alpha = alpha
         self.max_iter = max_iter
         self.tol = tol
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.fit_intercept = fit_intercept
         self.shuffle = shuffle
@@ -206,6 +271,7 @@ class DistributedSoftmaxClassifier(
         self.checkpoint = checkpoint
         self.client = client
         self.verbose = verbose
+        self.class_weight = class_weight
 
     # ------------------------------------------------------------ cluster
     def _get_client(self):
@@ -390,14 +456,18 @@ class DistributedSoftmaxClassifier(
         return self
 
     # ------------------------------------------------------------ fit
-    def fit(self, X, y):
-        """Fit the model by DS-MLR on the cluster.
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model by DS-MLR (or parameter mixing) on the cluster.
 
         Parameters
         ----------
         X : dask array, {array-like, sparse matrix} of shape (n_samples, n_features)
             Dense or scipy.sparse blocks; float32 is kept.
         y : dask array or array-like of shape (n_samples,)
+        sample_weight : dask array or array-like of shape (n_samples,), default=None
+            Non-negative row weights (a weight of 2 counts a row twice),
+            multiplied by the weights of ``class_weight``. Like ``y``, a
+            dask array is brought to the client.
 
         Returns
         -------
@@ -409,14 +479,28 @@ class DistributedSoftmaxClassifier(
         P = n_blocks = self.n_shards or len(workers)
         blocks, dtype = self._row_blocks(client, X, n_blocks)
         y = self._labels(y)
-        y_parts, sizes = self._split_labels(client, blocks, y)
+        _, sizes = self._split_labels(client, blocks, y)
         classes, y_enc = np.unique(y, return_inverse=True)
         if classes.shape[0] < 2:
             raise ValueError(
                 "The training data must contain samples of at least 2 "
                 f"classes; got {classes.shape[0]}."
             )
+        if hasattr(sample_weight, "compute"):
+            sample_weight = sample_weight.compute()
+        sample_weight = _check_sample_weight(
+            sample_weight, y, dtype=np.float64, ensure_non_negative=True
+        )
+        sample_weight = weigh_fit_rows(self, classes, y_enc, sample_weight)
         K = classes.shape[0]
+        held_out = self._held_out_split(y_enc, sample_weight, K)
+        train = np.ones(y.shape[0], dtype=bool)
+        if held_out is not None:
+            train[held_out] = False
+        if not np.any(sample_weight[train] > 0):
+            raise ValueError(
+                "sample_weight gives every training row zero weight."
+            )
         P = min(P, K, len(sizes) if len(sizes) >= 1 else 1, max(1, y.shape[0]))
         n_features = client.submit(W.n_columns, blocks[0], pure=False).result()
         self.classes_ = classes
@@ -424,10 +508,13 @@ class DistributedSoftmaxClassifier(
         self._dtype = dtype
         cuts = np.linspace(0, K, P + 1).astype(int)
         self.class_ranges_ = [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:])]
-        # the intercepts at the log class prior (SoftmaxClassifier's start)
-        counts = np.bincount(y_enc, minlength=K).astype(np.float64)
+        # the intercepts at the log class prior of the training rows
+        # (SoftmaxClassifier's start)
+        counts = np.bincount(
+            y_enc[train], weights=sample_weight[train], minlength=K
+        )
         if self.fit_intercept:
-            intercept = np.log((counts + 1.0 / K) / (counts.sum() + 1.0))
+            intercept = np.log(prior_frequencies(counts, 1.0))
         else:
             intercept = np.zeros(K)
         intercept = intercept.astype(dtype)
@@ -435,43 +522,78 @@ class DistributedSoftmaxClassifier(
         self.shard_workers_ = [
             workers[p % len(workers)] for p in range(len(self.class_ranges_))
         ]
-        rows, partials = self._place_rows(
-            client, blocks, sizes, y_enc, dtype, intercept, P
+        plan = self._row_plan(sizes, y_enc, sample_weight, held_out, P)
+        rows, partials, held = self._place_rows(
+            client, blocks, plan, dtype, intercept
         )
         # the rows hold their own copy: the input blocks are released
         del blocks
+        # the starting model's loss (W = 0, intercepts c: a row's log-loss
+        # is log sum_k e^{c_k} - c_y): on the held-out rows, or the
+        # training objective; an epoch above it is undone like any worse
+        c = intercept.astype(np.float64)
+        start_rows = np.logaddexp.reduce(c) - c[y_enc]
+        if held is None:
+            start = (np.average(start_rows[train], weights=sample_weight[train]),)
+        else:
+            start = start_rows[plan["held_out"]]
+            start = (float(start @ plan["p"]), start)
+        # the held-out rows' indices (their order: the losses' gathered)
+        self._held_out_rows = None if held is None else plan["held_out"]
+        eta = self._eta(client, rows, partials, P, dtype, intercept)
         if self.strategy == "mixing":
-            shards = self._zero_shards(client, dtype, intercept)
-            eta = self._eta(client, rows, partials, P, dtype, intercept)
             del partials
-            self._fit_mixing(client, rows, shards, intercept, y_enc, K, P, eta)
+            shards = self._zero_shards(client, dtype, intercept)
+            self._fit_mixing(client, rows, shards, intercept, K, P, eta, start,
+                             held)
             self._client = client
             return self
-        eta = self._eta(client, rows, partials, P, dtype, intercept)
-        # the objective at the start (W = 0, intercepts c): the log-loss
-        # sum_i (log sum_k e^{c_k} - c_{y_i}) / n; an epoch above it is
-        # undone like any worse epoch
-        lse0 = float(np.logaddexp.reduce(intercept.astype(np.float64)))
-        start = float(np.mean(lse0 - intercept.astype(np.float64)[y_enc]))
         ckpt = None
         if self.checkpoint is not False:
             ckpt = Checkpoint(
                 None if self.checkpoint is True else os.fspath(self.checkpoint)
             )
         # what a resumption after a lost worker needs to rebuild the rows
-        source = (X, y_enc, dtype, intercept, n_blocks)
+        source = (X, plan, dtype, intercept, n_blocks)
         # handed over in a list that _fit_epochs empties: this frame keeps
         # no future (which would keep its data on the workers)
-        held = [rows, partials]
-        del rows, partials
+        rows = [rows, partials]
+        del partials
         try:
-            self._fit_epochs(client, held, eta, P, start, ckpt, source)
+            self._fit_epochs(client, rows, eta, P, ckpt, source, held, start)
         finally:
             if ckpt is not None:
                 ckpt.close()
         self._client = client
         return self
 
+    def _held_out_split(self, y_enc, sample_weight, n_classes):
+        """The held-out rows of ``early_stopping`` (sorted indices), drawn
+        by ``SoftmaxClassifier``'s splitter (each class's share of its
+        latest rows, every class keeping a training row); None without
+        (``early_stopping=False``, or 'auto' on data with no rows to
+        spare, with a warning)."""
+        if not self.early_stopping:
+            return None
+        n = y_enc.shape[0]
+        n_val = min(int(np.ceil(self.validation_fraction * n)),
+                    MAX_VALIDATION_ROWS)
+        try:
+            check_n_held_out(n, n_val, self.validation_fraction)
+            # no refit follows: the held-out rows are drawn as test rows are
+            val, train = split_rows(
+                y_enc, n_classes, n_val, check_random_state(self.random_state),
+                keep_class_rows=False,
+            )
+            if sample_weight[train].sum() <= 0:
+                check_n_held_out(n, n_val, self.validation_fraction,
+                                 trainable=False)
+        except NoHeldOutRows as exc:
+            # SoftmaxClassifier's warning ('auto'), or its error (True, or
+            # a validation_fraction of the user's)
+            fit_without_held_out(self, exc)
+            return None
+        return val
 
     def __getstate__(self):
         """Pickling gathers the shards to the client (the pickle holds W,

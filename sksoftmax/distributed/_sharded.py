@@ -39,17 +39,30 @@ class ShardedSoftmaxModel:
             ys = [W.encode_labels(part, self.classes_) for part in parts]
         return client, blocks, ys
 
-    def _stats(self, X, y=None):
-        client, blocks, ys = self._evaluate_blocks(X, y)
+    @staticmethod
+    def _merged_stats(client, blocks, ys, shards, workers):
+        """Futures of each row block's (log-partition, true-class score,
+        argmax) over all classes: every shard scores the block on its
+        worker (``workers``, None: anywhere), one task merges. ``ys``: the
+        blocks' encoded labels (arrays or futures), or None."""
         merged = []
         for i, xb in enumerate(blocks):
             yb = None if ys is None else ys[i]
             parts = [
-                client.submit(W.shard_stats, s, xb, yb, workers=[w], pure=False)
-                for s, w in zip(self._shards, self.shard_workers_)
+                client.submit(
+                    W.shard_stats, s, xb, yb, pure=False,
+                    workers=None if w is None else [w],
+                )
+                for s, w in zip(shards, workers)
             ]
             merged.append(client.submit(W.merge_stats, *parts, pure=False))
-        out = client.gather(merged)
+        return merged
+
+    def _stats(self, X, y=None):
+        client, blocks, ys = self._evaluate_blocks(X, y)
+        out = client.gather(self._merged_stats(
+            client, blocks, ys, self._shards, self.shard_workers_
+        ))
         if not out:
             return np.empty(0), np.empty(0), np.empty(0, dtype=np.intp)
         return tuple(np.concatenate(a) for a in zip(*out))
@@ -263,8 +276,9 @@ class ShardedSoftmaxModel:
         clf._solver = solver
         clf.n_iter_ = getattr(self, "n_iter_", 0)
         clf.loss_curve_ = list(getattr(self, "loss_curve_", []))
-        clf.validation_loss_ = None
-        clf.best_iter_ = clf.n_iter_
+        validation = getattr(self, "validation_loss_", None)
+        clf.validation_loss_ = None if validation is None else list(validation)
+        clf.best_iter_ = getattr(self, "best_iter_", clf.n_iter_)
         return clf
 
     def _gathered(self):

@@ -176,6 +176,12 @@ def merged_lse(merged):
     return merged[0]
 
 
+def merged_nll(merged):
+    """The rows' log-loss from their merged (log-partition, true-class
+    score, argmax)."""
+    return merged[0] - merged[1]
+
+
 def shard_proba(shard, X, lse):
     """The shard's columns of predict_proba: e^{s_k - lse} per row, with
     the rows' log-partition over all shards."""
@@ -190,15 +196,35 @@ def hstack_blocks(*blocks):
 
 # ------------------------------------------------------------ DS-MLR
 def concat_rows(*blocks):
-    """One block from several (X, y) blocks of rows, in order."""
+    """One block from several (X, y, sample_weight) blocks of rows, in
+    order."""
     Xs = [b[0] for b in blocks]
-    ys = [b[1] for b in blocks]
     X = sp.vstack(Xs, format="csr") if sp.issparse(Xs[0]) else np.vstack(Xs)
-    return X, np.concatenate(ys)
+    return (X, *(np.concatenate([b[j] for b in blocks]) for j in (1, 2)))
 
 
-def pair(X, y):
-    return X, y
+def pair(X, y, sample_weight, index=None):
+    """Rows ``index`` of a block (None: all, no copy) with their labels
+    and weights (already those rows')."""
+    if index is not None:
+        X = X[np.asarray(index, dtype=np.intp)]
+    return X, y, sample_weight
+
+
+def rows_as(X, dtype):
+    """A block of rows as the kernels take it: CSR or C-contiguous, in
+    ``dtype``."""
+    if sp.issparse(X):
+        return X.astype(dtype, copy=False).tocsr()
+    return np.ascontiguousarray(X, dtype=dtype)
+
+
+def held_out_rows(dtype, *pairs):
+    """The held-out rows of a worker, from the (X, y, weight) pieces of
+    its input blocks: (X, encoded labels); their weights stay with the
+    client, which averages the rows' losses."""
+    X, y, _ = concat_rows(*pairs)
+    return rows_as(X, dtype), np.asarray(y, dtype=np.intp)
 
 
 def subepoch(rows, block, partials, q, opts, *after):
@@ -244,7 +270,7 @@ def subepoch(rows, block, partials, q, opts, *after):
         "chunk_intercept": True,
     }
     status, _, _, _, bad_value = _EPOCH[Wt.dtype](
-        make_dataset(X), Wt, intercept, G, tau_last, scalars, y_local, order,
+        make_dataset(X, rows["w"]), Wt, intercept, G, tau_last, scalars, y_local, order,
         eopts, buf,
     )
     _FINALIZE[Wt.dtype](Wt, G, tau_last, scalars[0], eopts)
@@ -311,15 +337,17 @@ def second(pair_):
 
 
 def end_epoch(rows, *parts):
-    """The rows' summed log-loss estimate of an epoch from its P
-    sub-epochs' parts, their number, the worst status and its value."""
+    """The rows' weighted sum of log-loss estimates of an epoch from its P
+    sub-epochs' parts, their summed weight, the worst status and its
+    value."""
     status = max(p[2] for p in parts)
+    weight = float(np.sum(rows["w"]))
     if status != Status.STATUS_OK:
         bad = [p[3] for p in parts if p[2] == status][0]
-        return np.nan, rows["X"].shape[0], status, bad
+        return np.nan, weight, status, bad
     lse = np.logaddexp.reduce(np.stack([p[0] for p in parts]), axis=0)
     s_y = np.sum([p[1] for p in parts], axis=0)
-    return float(np.sum(lse - s_y)), rows["X"].shape[0], status, 0.0
+    return float(rows["w"] @ (lse - s_y)), weight, status, 0.0
 
 
 def initial_partials(rows):
@@ -332,9 +360,9 @@ def n_rows_of(rows):
 
 def take_rows(rows, partials, index):
     """A row block of ``rows``' rows ``index`` (the step pilot's sample)
-    and their partial log-partitions: ((X, y), partials)."""
+    and their partial log-partitions: ((X, y, w), partials)."""
     index = np.asarray(index, dtype=np.intp)
-    sub = {"X": rows["X"][index], "y": rows["y"][index]}
+    sub = {key: rows[key][index] for key in ("X", "y", "w")}
     return sub, partials[:, index]
 
 
@@ -358,7 +386,7 @@ def mix_setup(rows, n_classes, intercept, eta, alpha, fit_intercept, n_jobs):
 def mix_epoch(solver, rows, mixed, eta, seed, shuffle):
     """One threaded epoch of the exact solver over the worker's rows, from
     the mixed (averaged) W and b; returns (a new solver state, the rows'
-    progressive loss sum, their weight sum). The input state is copied,
+    weighted progressive loss sum, their weight sum). The input state is copied,
     never modified; a divergence returns a NaN loss."""
     import copy
 
@@ -377,9 +405,9 @@ def mix_epoch(solver, rows, mixed, eta, seed, shuffle):
         np.random.RandomState(seed).permutation(n) if shuffle else np.arange(n)
     )
     try:
-        loss, weight = s.epoch(rows["X"], rows["y"], None, order)
+        loss, weight = s.epoch(rows["X"], rows["y"], rows["w"], order)
     except DivergenceError:
-        return s, float("nan"), float(n)
+        return s, float("nan"), float(np.sum(rows["w"]))
     s.finalize()
     return s, float(loss), float(weight)
 
