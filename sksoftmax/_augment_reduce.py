@@ -16,6 +16,7 @@ from ._augment_reduce_fast import ar_epoch32, ar_epoch64
 from ._base import BaseSoftmaxClassifier
 from ._docstrings import fill_doc
 from ._new_classes import grow_per_class
+from ._parameters import keyword_init
 from ._quadrature import noise_log_proba
 from ._sgd_schedule import SCHEDULES, Schedule
 from ._shared._codes import Schedule as Code
@@ -383,33 +384,15 @@ class _BaseAugmentReduce(BaseSoftmaxClassifier):
         "variant": [StrOptions({"natural", "paper"})],
     }
 
-    def __init__(
-        self,
-        *,
-        n_sampled_classes="auto",
-        batch_size="auto",
-        local_schedule="row",
-        variant="natural",
-        eta0="auto",
+    __init__ = keyword_init(
+        {
+            "n_sampled_classes": "auto",
+            "batch_size": "auto",
+            "local_schedule": "row",
+            "variant": "natural",
+        },
         learning_rate="auto",
-        decay=0.9,
-        power_t=0.5,
-        alpha=0.0,
-        fit_intercept=True,
-        max_iter=100,
-        tol=1e-3,
-        shuffle=True,
-        random_state=None,
-        warm_start=False,
-        verbose=0,
-        early_stopping=False,
-        validation_fraction=0.1,
-        n_iter_no_change=8,
-        n_jobs=None,
-        class_weight=None,
-        allow_new_classes=False,
-    ):
-        super().__init__(locals())
+    )
 
     # -------------------------------------------------------------- hooks
     def _learning_rate(self):

@@ -156,14 +156,6 @@ class BaseSoftmaxClassifier(
     # _new_classes.check_allow_new_classes)
     _new_classes_refusal = None
 
-    def __init__(self, params):
-        """Set every parameter of the estimator's signature from
-        ``params``, the ``locals()`` of its own ``__init__``: scikit-learn
-        needs each estimator's explicit signature, and the assignments are
-        made here once."""
-        for name in self._get_param_names():
-            setattr(self, name, params[name])
-
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):

@@ -17,6 +17,7 @@ from ._bound_fast import (
     sbm_lowrank_epoch64,
 )
 from ._docstrings import fill_doc
+from ._parameters import keyword_init
 from ._shared._codes import Status
 from ._solver import EpochDiverged, SGDSolver, TrainingState
 
@@ -492,33 +493,16 @@ class StochasticBoundClassifier(BaseSoftmaxClassifier):
         "variant": [StrOptions({"auto", "surrogate", "paper"})],
     }
 
-    def __init__(
-        self,
-        *,
-        rank="auto",
-        n_directions=1,
+    __init__ = keyword_init(
+        {
+            "rank": "auto",
+            "n_directions": 1,
+            "batch_size": 1,
+            "variant": "auto",
+        },
         alpha=1e-4,
-        eta0="auto",
-        batch_size=1,
-        variant="auto",
         learning_rate="constant",
-        decay=0.9,
-        power_t=0.5,
-        fit_intercept=True,
-        max_iter=100,
-        tol=1e-3,
-        shuffle=True,
-        random_state=None,
-        warm_start=False,
-        verbose=0,
-        early_stopping=False,
-        validation_fraction=0.1,
-        n_iter_no_change=8,
-        n_jobs=None,
-        class_weight=None,
-        allow_new_classes=False,
-    ):
-        super().__init__(locals())
+    )
 
     # ----------------------------------------------------------- state
     _new_classes_refusal = (

@@ -27,6 +27,9 @@ ENTRIES = {
         ``random_state``, and ``eta0_`` does not depend on it
         (:ref:`threads_in_training`).
         ``learning_rate='adagrad'`` trains on one thread, with a UserWarning.""",
+    "fagan_iyengar_2018": """\
+    F. Fagan, G. Iyengar, "Unbiased scalable softmax optimization",
+    arXiv:1803.08577, 2018.""",
     "max_iter": """\
     max_iter : int, default=100
         Most epochs (passes over the training rows) of ``fit``.""",

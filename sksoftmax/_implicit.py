@@ -5,6 +5,7 @@ import numpy as np
 from ._base import DoubleSumSoftmaxClassifier
 from ._docstrings import fill_doc
 from ._implicit_fast import implicit_epoch32, implicit_epoch64
+from ._parameters import keyword_init
 from ._shared._codes import Status
 from ._solver import EpochDiverged, SGDSolver
 
@@ -199,8 +200,7 @@ feature_names_in_
 
     References
     ----------
-    F. Fagan, G. Iyengar, "Unbiased scalable softmax optimization",
-    arXiv:1803.08577, 2018.
+    %(fagan_iyengar_2018)s
 
     Examples
     --------
@@ -217,34 +217,15 @@ feature_names_in_
         "raise_u": ["boolean"],
     }
 
-    def __init__(
-        self,
-        *,
-        n_sampled_classes=1,
-        sampler="frequency",
-        sampler_power=1.0,
-        eta0="auto",
-        learning_rate="exponential",
-        decay=0.9,
-        power_t=0.5,
-        alpha=0.0,
-        fit_intercept=True,
-        max_iter=100,
-        tol=1e-3,
-        shuffle=True,
-        random_state=None,
-        warm_start=False,
-        verbose=0,
-        early_stopping=False,
-        validation_fraction=0.1,
-        n_iter_no_change=8,
-        raise_u=True,
-        average=False,
-        n_jobs=None,
-        class_weight=None,
-        allow_new_classes=False,
-    ):
-        super().__init__(locals())
+    __init__ = keyword_init(
+        {
+            "n_sampled_classes": 1,
+            "sampler": "frequency",
+            "sampler_power": 1.0,
+            "raise_u": True,
+            "average": False,
+        },
+    )
 
     def _distinct_draw_limit(self):
         # uniform draws are distinct classes other than the row's own

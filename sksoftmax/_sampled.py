@@ -9,6 +9,7 @@ from ._averaging import AVERAGE_CONSTRAINTS
 from ._base import BaseSoftmaxClassifier
 from ._class_sampler import SAMPLER_CONSTRAINTS
 from ._docstrings import fill_doc
+from ._parameters import keyword_init
 from ._sampled_fast import LOSSES, sampled_epoch32, sampled_epoch64
 from ._shared._codes import Status
 from ._solver import EpochDiverged, SGDSolver
@@ -229,35 +230,16 @@ n_features_in_, feature_names_in_, validation_loss_
         **AVERAGE_CONSTRAINTS,
     }
 
-    def __init__(
-        self,
-        *,
-        loss="ove",
-        batch_size=100,
-        n_sampled_classes=5,
-        sampler="uniform",
-        sampler_power=1.0,
-        eta0="auto",
-        learning_rate="exponential",
-        decay=0.9,
-        power_t=0.5,
-        alpha=0.0,
-        fit_intercept=True,
-        max_iter=100,
-        tol=1e-3,
-        shuffle=True,
-        random_state=None,
-        warm_start=False,
-        verbose=0,
-        early_stopping=False,
-        validation_fraction=0.1,
-        n_iter_no_change=8,
-        average=False,
-        n_jobs=None,
-        class_weight=None,
-        allow_new_classes=False,
-    ):
-        super().__init__(locals())
+    __init__ = keyword_init(
+        {
+            "loss": "ove",
+            "batch_size": 100,
+            "n_sampled_classes": 5,
+            "sampler": "uniform",
+            "sampler_power": 1.0,
+            "average": False,
+        },
+    )
 
     def _distinct_draw_limit(self):
         # uniform: distinct classes from all K, shared by the minibatch;

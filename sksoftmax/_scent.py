@@ -9,6 +9,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ._base import BaseSoftmaxClassifier
 from ._docstrings import fill_doc
 from ._new_classes import grow_per_class, grow_rows
+from ._parameters import keyword_init
 from ._scent_fast import MODES, scent_epoch32, scent_epoch64
 from ._shared._codes import Status
 from ._solver import EpochDiverged, SGDSolver, TrainingState
@@ -443,34 +444,16 @@ class SCENTClassifier(BaseSoftmaxClassifier):
         ],
     }
 
-    def __init__(
-        self,
-        *,
-        batch_size=128,
-        variant="sox",
-        alpha_nu=1.0,
-        momentum=0.1,
-        negatives="in_batch_weighted",
-        eta0="auto",
-        learning_rate="exponential",
+    __init__ = keyword_init(
+        {
+            "batch_size": 128,
+            "variant": "sox",
+            "alpha_nu": 1.0,
+            "momentum": 0.1,
+            "negatives": "in_batch_weighted",
+        },
         decay=0.95,
-        power_t=0.5,
-        alpha=0.0,
-        fit_intercept=True,
-        max_iter=100,
-        tol=1e-3,
-        shuffle=True,
-        random_state=None,
-        warm_start=False,
-        verbose=0,
-        early_stopping=False,
-        validation_fraction=0.1,
-        n_iter_no_change=8,
-        n_jobs=None,
-        class_weight=None,
-        allow_new_classes=False,
-    ):
-        super().__init__(locals())
+    )
 
     def _new_row_state(self, n_rows):
         # NaN marks a row not seen yet: its nu starts from log g_i. The

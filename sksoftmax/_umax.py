@@ -7,6 +7,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import DoubleSumSoftmaxClassifier
 from ._docstrings import fill_doc
+from ._parameters import keyword_init
 from ._shared._codes import Status
 from ._solver import EpochDiverged, SGDSolver
 from ._umax_fast import umax_epoch32, umax_epoch64
@@ -266,8 +267,7 @@ class UMaxSoftmaxClassifier(DoubleSumSoftmaxClassifier):
 
     References
     ----------
-    F. Fagan, G. Iyengar, "Unbiased scalable softmax optimization",
-    arXiv:1803.08577, 2018.
+    %(fagan_iyengar_2018)s
 
     Examples
     --------
@@ -292,35 +292,16 @@ class UMaxSoftmaxClassifier(DoubleSumSoftmaxClassifier):
         "variant": [StrOptions({"proposed", "raman"})],
     }
 
-    def __init__(
-        self,
-        *,
-        n_sampled_classes=5,
-        delta=1.0,
-        variant="proposed",
-        sampler="uniform",
-        sampler_power=1.0,
-        eta0="auto",
-        learning_rate="exponential",
-        decay=0.9,
-        power_t=0.5,
-        alpha=0.0,
-        fit_intercept=True,
-        max_iter=100,
-        tol=1e-3,
-        shuffle=True,
-        random_state=None,
-        warm_start=False,
-        verbose=0,
-        early_stopping=False,
-        validation_fraction=0.1,
-        n_iter_no_change=8,
-        average=False,
-        n_jobs=None,
-        class_weight=None,
-        allow_new_classes=False,
-    ):
-        super().__init__(locals())
+    __init__ = keyword_init(
+        {
+            "n_sampled_classes": 5,
+            "delta": 1.0,
+            "variant": "proposed",
+            "sampler": "uniform",
+            "sampler_power": 1.0,
+            "average": False,
+        },
+    )
 
     def _make_solver(self, eta0=None, n_threads=None):
         """The U-max solver of the current parameters."""

@@ -56,9 +56,10 @@ Pickling gathers the shards (``__getstate__``); the unpickled model puts
 them back on the current client's workers at its first use.
 """
 
+import inspect
 import math
 import os
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -68,7 +69,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight
 
 from .._class_prior import prior_frequencies
-from .._class_weight import CLASS_WEIGHT_CONSTRAINTS, weigh_fit_rows
+from .._class_weight import weigh_fit_rows
 from .._held_out import (
     MAX_VALIDATION_ROWS,
     NoHeldOutRows,
@@ -76,10 +77,31 @@ from .._held_out import (
     fit_without_held_out,
     split_rows,
 )
+from .._parameters import keyword_init
+from .._softmax import SoftmaxClassifier
 from . import _worker as W
 from ._checkpoint import Checkpoint
 from ._dsmlr import DSMLRFit
 from ._sharded import ShardedSoftmaxModel, _is_dask_array
+
+# The front door's parameters this estimator takes too: their defaults and
+# validation are SoftmaxClassifier's.
+SHARED = (
+    "eta0",
+    "alpha",
+    "max_iter",
+    "tol",
+    "early_stopping",
+    "validation_fraction",
+    "n_iter_no_change",
+    "fit_intercept",
+    "shuffle",
+    "random_state",
+    "n_jobs",
+    "verbose",
+    "class_weight",
+)
+_FRONT_DOOR = inspect.signature(SoftmaxClassifier).parameters
 
 
 class DistributedSoftmaxClassifier(
@@ -217,61 +239,15 @@ class DistributedSoftmaxClassifier(
     _parameter_constraints = {
         "n_shards": [Interval(Integral, 1, None, closed="left"), None],
         "strategy": [StrOptions({"dsmlr", "mixing"})],
-        "eta0": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
-        "alpha": [Interval(Real, 0, None, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="left"), None],
-        "early_stopping": [StrOptions({"auto"}), "boolean"],
-        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
-        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
-        "fit_intercept": ["boolean"],
-        "shuffle": ["boolean"],
-        "random_state": ["random_state"],
-        "n_jobs": [Integral, None],
+        **{name: SoftmaxClassifier._parameter_constraints[name] for name in SHARED},
         "checkpoint": ["boolean", str, os.PathLike],
         "client": "no_validation",
-        "verbose": ["verbose"],
-        **CLASS_WEIGHT_CONSTRAINTS,
     }
 
-    def __init__(
-        self,
-        *,
-        n_shards=None,
-        strategy="dsmlr",
-        eta0="auto",
-        alpha=0.0,
-        max_iter=100,
-        tol=1e-3,
-        early_stopping="auto",
-        validation_fraction=0.1,
-        n_iter_no_change=8,
-        fit_intercept=True,
-        shuffle=True,
-        random_state=None,
-        n_jobs=None,
-        checkpoint=True,
-        client=None,
-        verbose=0,
-        class_weight=None,
-    ):
-        self.n_shards = n_shards
-        self.strategy = strategy
-        self.eta0 = eta0
-        self.alpha = alpha
-        self.max_iter = max_iter
-        self.tol = tol
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.fit_intercept = fit_intercept
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.checkpoint = checkpoint
-        self.client = client
-        self.verbose = verbose
-        self.class_weight = class_weight
+    __init__ = keyword_init(
+        {"n_shards": None, "strategy": "dsmlr", "checkpoint": True, "client": None},
+        shared={name: _FRONT_DOOR[name].default for name in SHARED},
+    )
 
     # ------------------------------------------------------------ cluster
     def _get_client(self):
