@@ -78,7 +78,10 @@ class Descent:
         for epoch in range(start_epoch, est.max_iter):
             if give_up is not None and give_up(epoch, self.kept):
                 if est.verbose:
-                    print(f"Epoch {est.n_iter_}: given up")
+                    print(
+                        f"The constant step given up after {epoch} epochs "
+                        f"(best held-out log-loss {self.kept:.5f})"
+                    )
                 break
             if not self._epoch():
                 break
@@ -115,6 +118,7 @@ class Descent:
         # the pilot's winner has made the first epoch
         self.path.append(eta)
         end_of_epoch(est, np.nan, np.nan, self.held_out, 0.0)
+        report(est, "the pilot's winner")
         return 1
 
     def _start(self, warm, start_epoch):
@@ -181,12 +185,20 @@ class Descent:
         )
         if improved:
             self.n_bad = 0
+            report(est, "improved")
             return True
         self.n_bad += 1
-        self._after_worse(worse)
+        decision = self._after_worse(worse)
         if self.n_bad < est.n_iter_no_change:
+            report(
+                est,
+                decision
+                or f"no improvement ({self.n_bad} of {est.n_iter_no_change})",
+            )
             return True
-        return self._plateau()
+        goes_on, plateau = self._plateau()
+        report(est, (decision + "; " if decision else "") + plateau)
+        return goes_on
 
     def _diverged(self, exc):
         """The step overflowed: back to the phase's best epoch (or its
@@ -207,8 +219,8 @@ class Descent:
             back = "started again from the start"
         if est.verbose:
             print(
-                f"Epoch {est.n_iter_}: diverged; {back}, step "
-                f"halved to {eta:.3g}"
+                f"Epoch {est.n_iter_}: diverged, {cpu_so_far(est):.1f} CPU s "
+                f"so far; {back}, step halved to {eta:.3g}"
             )
         return self.n_bad < est.n_iter_no_change
 
@@ -261,27 +273,36 @@ class Descent:
         """An epoch without improvement: without held-out rows, half the
         step; worse beyond the held-out rows' noise, undo the epoch and
         try again with half the step (within the noise, the epoch is kept
-        and the step left as it is)."""
+        and the step left as it is). Returns what was done, for the
+        epoch's line (None: nothing)."""
         solver = self.est._solver
         if self.held_out is None:
             solver.eta = 0.5 * solver.eta
-        elif worse and (self.snap is None or not self.own):
+            return f"no improvement: step halved to {solver.eta:.3g}"
+        if worse and (self.snap is None or not self.own):
             # no snapshot of this phase's best to go back to
             # (snapshots_fit, or a restart's phase behind an earlier
             # one): the epoch is kept and the next ones take half the
             # step
             solver.eta = 0.5 * solver.eta
-        elif worse:
+            return f"worse beyond the noise: step halved to {solver.eta:.3g}"
+        if worse:
             undo(self.est, self.snap[0], 0.5)
             self.path = list(self.snap[1])
+            return (
+                f"worse beyond the noise: back to epoch "
+                f"{self.est.best_iter_}, step halved to {solver.eta:.3g}"
+            )
+        return None
 
     def _plateau(self):
         """``n_iter_no_change`` epochs without improvement: the constant
         step back to the best epoch with half the step, or a sampled
         solver from the start with half the step, while the last phase
-        improved the kept model; else stop. Whether the descent goes
-        on."""
+        improved the kept model; else stop. Returns (whether the descent
+        goes on, what was decided)."""
         est = self.est
+        waited = f"{est.n_iter_no_change} without improvement"
         if self.halve and self.own and self.snap is not None and improves(
             self.kept, self.phase_kept, self.tol
         ):
@@ -291,34 +312,20 @@ class Descent:
             undo(est, self.snap[0], 0.5)
             self.path = list(self.snap[1])
             self.best, self.best_rows = self.kept, self.kept_rows
-            if est.verbose:
-                print(
-                    f"Epoch {est.n_iter_}: {est.n_iter_no_change} "
-                    f"without improvement; back to epoch "
-                    f"{est.best_iter_}, step halved to "
-                    f"{est._solver.eta:.3g}"
-                )
-            return True
+            return True, (
+                f"{waited}: back to epoch {est.best_iter_}, step halved "
+                f"to {est._solver.eta:.3g}"
+            )
         if self.restart and improves(self.kept, self.phase_kept, self.tol):
             self.phase_kept, self.n_bad = self.kept, 0
             eta = 0.5 * est._solver.eta
             self._start_again(eta)
-            if est.verbose:
-                print(
-                    f"Epoch {est.n_iter_}: {est.n_iter_no_change} "
-                    "without improvement; starting again from the "
-                    f"start with half the step, {eta:.3g}"
-                    f" (best so far: epoch {est.best_iter_}, "
-                    f"{self.kept:.5f})"
-                )
-            return True
-        if est.verbose:
-            print(
-                f"Stopped after {est.n_iter_} epochs: "
-                f"{self.n_bad} without improvement; kept epoch "
-                f"{est.best_iter_}"
+            return True, (
+                f"{waited}: starting again from the start with half the "
+                f"step, {eta:.3g} (best so far: epoch {est.best_iter_}, "
+                f"{self.kept:.5f})"
             )
-        return False
+        return False, f"{waited}: stop; the model of epoch {est.best_iter_} kept"
 
     def _start_again(self, eta):
         """A new phase: a fresh solver at step ``eta``."""
@@ -350,26 +357,23 @@ def undo(est, snap, step_factor):
 
 
 def end_of_epoch(est, train_loss, monitored, held_out, seconds):
-    """Count and record an epoch, report it; return the monitored loss
-    (held-out log-loss when there are held-out rows: ``monitored`` is
-    then that loss, computed by the caller, or NaN to compute it)."""
+    """Count and record an epoch (reported by ``report``); return the
+    monitored loss (held-out log-loss when there are held-out rows:
+    ``monitored`` is then that loss, computed by the caller, or NaN to
+    compute it). ``seconds``: the epoch's own time (not used: the line
+    gives the fit's CPU time so far)."""
     est.n_iter_ += 1
     est.loss_curve_.append(train_loss)
     if held_out is not None:
         if not np.isfinite(monitored):
             monitored = float(est._held_out_losses(held_out) @ held_out[2])
         est.validation_loss_.append(monitored)
-    if est.verbose:
-        print(
-            f"Epoch {est.n_iter_}: {seconds:.3f} s, training loss "
-            f"{train_loss:.5f}"
-            + (
-                f", held-out log-loss {monitored:.5f}"
-                if held_out is not None
-                else ""
-            )
-            + f", step {est._solver.eta:.3g}"
-        )
+    # (the step the epoch took: a decision after it may change it)
+    est._reported = (
+        train_loss,
+        monitored if held_out is not None else None,
+        est._solver.eta,
+    )
     callback = getattr(est, "_epoch_callback", None)
     if callback is not None:
         shift = est.__dict__.get("_fit_shift")
@@ -384,6 +388,33 @@ def end_of_epoch(est, train_loss, monitored, held_out, seconds):
             finally:
                 est._solver.b[...] = saved
     return monitored
+
+
+def cpu_so_far(est):
+    """CPU seconds of the process since the fit began (``_fit_cpu0``)."""
+    return time.process_time() - est.__dict__.get(
+        "_fit_cpu0", time.process_time()
+    )
+
+
+def report(est, decision):
+    """With ``verbose``, the last epoch's one line: its held-out log-loss
+    (its training loss without held-out rows), the fit's CPU seconds so
+    far and what was decided."""
+    if not est.verbose:
+        return
+    train_loss, held, eta = est.__dict__.get(
+        "_reported", (np.nan, None, est._solver.eta)
+    )
+    loss = (
+        f"training loss {train_loss:.5f}"
+        if held is None
+        else f"held-out log-loss {held:.5f}"
+    )
+    print(
+        f"Epoch {est.n_iter_}: {loss}, step {eta:.3g}, "
+        f"{cpu_so_far(est):.1f} CPU s so far; {decision}"
+    )
 
 
 def refit_and_blend(est, X, y, sample_weight, path):
@@ -416,16 +447,17 @@ def refit(est, X, y, sample_weight, path):
     new_solver(est, X, y, sample_weight)
     if est.verbose:
         print(
-            f"Refit on all {X.shape[0]} rows: {len(path)} epochs, steps "
-            + ", ".join(f"{e:.3g}" for e in path)
+            f"Refit on all {X.shape[0]} rows along the kept path: "
+            f"{len(path)} epochs"
         )
-    for eta in path:
+    for i, eta in enumerate(path, 1):
         est._solver.eta = eta
         start = time.perf_counter()
         train_loss = full_pass(est, X, y, sample_weight)
         end_of_epoch(
             est, train_loss, train_loss, None, time.perf_counter() - start
         )
+        report(est, f"refit epoch {i} of {len(path)}")
 
 
 def full_pass(est, X, y, sample_weight):

@@ -36,6 +36,7 @@ The rule is explained in the user guide
 defaults are in ``benchmarks/results/`` (``defaults_summary.md``).
 """
 
+import time
 from numbers import Integral, Real
 
 import numpy as np
@@ -156,7 +157,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         Threads for training (lock-free epochs) and prediction; -1: all.
     %(class_weight)s
     verbose : int, default=0
-        Print the solver choice, the pilot and every epoch.
+        Print the solver choice, the pilot, and one line per epoch with
+        the held-out log-loss, the CPU time so far and what was decided.
 
     allow_new_classes : bool, default=False
         Let ``partial_fit`` add classes it has not seen (in ``y`` or
@@ -316,6 +318,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         self : object
             Fitted estimator.
         """
+        # (verbose: each epoch's line gives the CPU seconds since here)
+        self._fit_cpu0 = time.process_time()
         X, y_enc, sample_weight, warm = self._fit_data(X, y, sample_weight)
         if not warm:
             choose_solver_verbosely(self, self.classes_.shape[0], X)
@@ -408,7 +412,8 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
             refit_and_blend(self, X, y_enc, sample_weight, path)
         if shift is not None:
             shift_intercepts(self._solver, shift, -1.0)
-        self.__dict__.pop("_fit_shift", None)
+        for name in ("_fit_shift", "_fit_cpu0", "_reported"):
+            self.__dict__.pop(name, None)
         # partial_fit centres its dense rows by the same means
         self._row_shift = shift
         self.eta0_ = float(self._solver.eta)

@@ -371,13 +371,14 @@ def test_a_constant_step_solver_starts_again_with_half_the_step(
     epochs = {}  # epoch -> (held-out loss, step)
     restarts = []  # (epoch, step after, best so far)
     for line in out:
-        m = re.match(r"Epoch (\d+): .*held-out log-loss ([\d.]+), step "
-                     r"([\d.e+-]+)", line)
+        m = re.match(r"Epoch (\d+): held-out log-loss ([\d.]+), step "
+                     r"([\d.e+-]+), ", line)
         if m:
             epochs[int(m[1])] = (float(m[2]), float(m[3]))
-        m = re.match(r"Epoch (\d+): 2 without improvement; starting again "
-                     r"from the start with half the step, ([\d.e+-]+) "
-                     r"\(best so far: epoch (\d+), ([\d.]+)\)", line)
+        m = re.match(r"Epoch (\d+): .*; 2 without improvement: starting "
+                     r"again from the start with half the step, "
+                     r"([\d.e+-]+) \(best so far: epoch (\d+), ([\d.]+)\)",
+                     line)
         if m:
             restarts.append((int(m[1]), float(m[2]), float(m[4])))
     assert restarts, "no restart on this problem"
@@ -800,3 +801,32 @@ def test_default_fits_data_with_no_rows_to_hold_out(X, y):
     # asked for explicitly, the impossible raises, naming the way out
     with pytest.raises(ValueError, match="early_stopping=False"):
         SoftmaxClassifier(early_stopping=True, random_state=0).fit(X, y)
+
+
+def test_verbose_prints_one_line_per_epoch_with_its_decision(problem, capsys):
+    """verbose=1: every epoch of the fit (the held-out phase, the race's
+    constant step, the refit) has exactly one line, with its loss, the
+    fit's CPU seconds so far and what was decided."""
+    import re
+
+    X, y, _, _ = problem
+    clf = SoftmaxClassifier(random_state=0, verbose=1, n_iter_no_change=3)
+    clf.fit(X, y)
+    lines = [
+        line for line in capsys.readouterr().out.splitlines()
+        if line.startswith("Epoch ")
+    ]
+    pattern = re.compile(
+        r"Epoch (\d+): (held-out log-loss|training loss) [\d.]+, step "
+        r"[\d.e+-]+, [\d.]+ CPU s so far; \S.*"
+    )
+    numbers = []
+    for line in lines:
+        m = pattern.fullmatch(line)
+        assert m, line
+        numbers.append(int(m[1]))
+    assert numbers == list(range(1, clf.n_iter_ + 1))
+    # the held-out lines give the recorded losses
+    held = [float(re.search(r"log-loss ([\d.]+)", line)[1])
+            for line in lines if "held-out" in line]
+    np.testing.assert_allclose(held, clf.validation_loss_, atol=6e-6)
