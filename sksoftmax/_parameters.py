@@ -11,6 +11,8 @@ its ``__init__``: the result is an ordinary function whose signature
 hand.
 """
 
+import sys
+
 SHARED_PARAMETERS = {
     "eta0": "auto",
     "learning_rate": "exponential",
@@ -74,4 +76,8 @@ def keyword_init(own, shared=None, **shared_defaults):
     body = "".join(f"    self.{name} = {name}\n" for name in defaults)
     namespace = {"_defaults": defaults}
     exec(f"def __init__(self, *, {arguments}):\n{body}", namespace)
-    return namespace["__init__"]
+    init = namespace["__init__"]
+    # the module whose class body called this, as for a written __init__
+    init.__module__ = sys._getframe(1).f_globals.get("__name__")
+    init.__doc__ = "Store each parameter as given (see the class docstring)."
+    return init
