@@ -117,7 +117,7 @@ class Descent:
             return 0
         # the pilot's winner has made the first epoch
         self.path.append(eta)
-        end_of_epoch(est, np.nan, np.nan, self.held_out, 0.0)
+        end_of_epoch(est, np.nan, np.nan, self.held_out)
         report(est, "the pilot's winner")
         return 1
 
@@ -168,7 +168,6 @@ class Descent:
         goes on."""
         est = self.est
         order = est._order(self.rows)
-        start = time.perf_counter()
         try:
             loss_sum, weight_sum = est._solver.epoch(
                 self.X, self.y, self.sample_weight, order
@@ -180,9 +179,7 @@ class Descent:
         # known once its first pass has run)
         self.path.append(est._solver.eta)
         train_loss = loss_sum / weight_sum if weight_sum > 0 else np.nan
-        improved, worse = self._score(
-            train_loss, time.perf_counter() - start
-        )
+        improved, worse = self._score(train_loss)
         if improved:
             self.n_bad = 0
             report(est, "improved")
@@ -224,7 +221,7 @@ class Descent:
             )
         return self.n_bad < est.n_iter_no_change
 
-    def _score(self, train_loss, seconds):
+    def _score(self, train_loss):
         """Record the epoch just run (``end_of_epoch``), keep its model
         (a snapshot) when it is the best so far; returns (improved,
         worse): whether it improved on the phase's best, and whether its
@@ -232,14 +229,12 @@ class Descent:
         est, held_out = self.est, self.held_out
         rows_loss = None
         if held_out is None:
-            monitored = end_of_epoch(est, train_loss, train_loss, None,
-                                     seconds)
+            monitored = end_of_epoch(est, train_loss, train_loss, None)
             worse = False
         else:
             rows_loss = est._held_out_losses(held_out)
             monitored = end_of_epoch(
-                est, train_loss, float(rows_loss @ held_out[2]), held_out,
-                seconds,
+                est, train_loss, float(rows_loss @ held_out[2]), held_out
             )
             worse = self.best_rows is not None and significantly_worse(
                 rows_loss, self.best_rows, held_out[2]
@@ -356,12 +351,11 @@ def undo(est, snap, step_factor):
     est._solver.eta = step_factor * eta
 
 
-def end_of_epoch(est, train_loss, monitored, held_out, seconds):
+def end_of_epoch(est, train_loss, monitored, held_out):
     """Count and record an epoch (reported by ``report``); return the
     monitored loss (held-out log-loss when there are held-out rows:
     ``monitored`` is then that loss, computed by the caller, or NaN to
-    compute it). ``seconds``: the epoch's own time (not used: the line
-    gives the fit's CPU time so far)."""
+    compute it)."""
     est.n_iter_ += 1
     est.loss_curve_.append(train_loss)
     if held_out is not None:
@@ -452,11 +446,8 @@ def refit(est, X, y, sample_weight, path):
         )
     for i, eta in enumerate(path, 1):
         est._solver.eta = eta
-        start = time.perf_counter()
         train_loss = full_pass(est, X, y, sample_weight)
-        end_of_epoch(
-            est, train_loss, train_loss, None, time.perf_counter() - start
-        )
+        end_of_epoch(est, train_loss, train_loss, None)
         report(est, f"refit epoch {i} of {len(path)}")
 
 
