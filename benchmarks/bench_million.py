@@ -28,8 +28,11 @@ ten-minute fit): ``predict_topk(k=5)``, ``predict`` and ``log_loss`` of
 nonzeros on Zipfian features (feature j drawn with probability
 proportional to 1 / (j + 1)), and this script's test rows (13.6 nonzeros
 a row at the defaults). W is stored feature-major (the transpose of a
-(D, K) array, as the exact solver keeps it), then class-major ((K, D)
-C-contiguous, as every other estimator keeps it), one at a time. Beside
+(D, K) array, as every fitted model keeps it), then class-major ((K, D)
+C-contiguous, as the sampled-class solvers train it), one at a time; the
+class-major model is then turned feature-major in place and back
+(``_shared/_transpose``: what the end of ``fit`` and the next training
+call do), timed on 1 and 2 threads. Beside
 each figure the arithmetic limit from this machine's measured one-thread
 read bandwidth (the sum of a 1 GiB float32 array) and FMA rate (float32
 matrix products on one BLAS thread): the larger of the multiply-adds over
@@ -441,6 +444,8 @@ def prediction(args, out_path):
                 f"(median of 50; the kernel's own {own * 1e3:.3f} ms, "
                 f"x{per / own:.2f}) | 1 | {per:.4f} | {row_limit:.4f} | "
                 f"{per * 1e3:.3f} | | |")
+        if layout == "C":
+            relayout(est, say, xw, bandwidth)
         del est
         gc.collect()
     say()
@@ -450,6 +455,26 @@ def prediction(args, out_path):
         "the limit leaves out.")
     out.write_text("\n".join(lines) + "\n")
     print(f"wrote {out}")
+
+
+def relayout(est, say, xw, bandwidth):
+    """Rows for the in-place relayout of W: class-major to feature-major
+    (the end of ``fit``, after which the feature-major rows above are what
+    the model serves) and back (the next training call), on 1 and 2
+    threads; the limit is reading and writing W once."""
+    from sksoftmax._shared._transpose import transpose_in_place
+
+    W = est.coef_
+    limit = 2 * W.nbytes / bandwidth
+    for n_threads in (1, 2):
+        for what in ("class-major -> feature-major (fit's end)",
+                     "feature-major -> class-major (next training call)"):
+            with Measure() as m:
+                W = transpose_in_place(W, n_threads)
+            say(f"| {what} | | transpose_in_place, in place | {n_threads} | "
+                f"{m.wall:.2f} | {limit:.2f} | | {m.peak / 1e9:.2f} | "
+                f"{m.peak / xw:.3f} |")
+    est.coef_ = W
 
 
 class kernel_timer:

@@ -304,6 +304,7 @@ class BaseSoftmaxClassifier(
         self._row_state = row_state
         if runaway_due(self, warm, epochs_before, X, sample_weight):
             self._warn_if_runaway(X, y_enc, sample_weight)
+        self._feature_major()
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -375,6 +376,8 @@ class BaseSoftmaxClassifier(
         expert solvers through this (``_expert_solver``): its rows are
         validated and encoded once, by the front door."""
         first = not hasattr(self, "coef_")
+        if not first:
+            self._class_major()
         grown = np.arange(0)
         if added is not None and added.shape[0]:
             n_old = append_classes(self, added)
@@ -467,12 +470,26 @@ class BaseSoftmaxClassifier(
         # the state needs no step: eta0_ is chosen later in the call
         solver = self._make_solver(eta0=np.nan, n_threads=1)
         if warm:
+            self._class_major()
             self._state.adopt_dtype(dtype)
             solver.resume(self._state)
         else:
             self.__dict__.pop("_row_state", None)
             self._state = solver.setup(n_features, dtype, self.random_state)
         self._expose()
+
+    def _class_major(self):
+        """The state's W back in the training kernels' layout (class-major,
+        in place) after ``_feature_major``; coef_ follows."""
+        if self._state.class_major(self._n_threads()):
+            self._expose()
+
+    def _feature_major(self):
+        """At the end of ``fit``: W stored feature-major in place, the
+        layout prediction reads fastest (:meth:`TrainingState.feature_major`;
+        the next training call turns it back). coef_ follows."""
+        if self._state.feature_major(self._n_threads()):
+            self._expose()
 
     def _expose(self):
         """coef_ / intercept_ <- the state's (the running mean once an

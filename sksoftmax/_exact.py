@@ -329,6 +329,10 @@ class ExactSolver:
         """
         self._finalize_with(*self._decay_params)
 
+    def end_fit(self):
+        """The fit is over: nothing to do, ``Wt`` is already stored
+        feature-major, the layout prediction reads fastest."""
+
     def coef_view(self):
         """The weights as a (n_classes, n_features) view of ``Wt`` (no copy).
 

@@ -2,7 +2,7 @@
 
 :class:`SoftmaxClassifier` drives every solver through one small interface
 (``setup``, ``epoch``, ``finalize``, ``snapshot`` / ``restore``, ``eta``,
-``coef_view`` and ``b``). The exact-gradient solver (``_exact.py``)
+``coef_view``, ``b`` and ``end_fit``). The exact-gradient solver (``_exact.py``)
 implements it directly; the methods whose cost per update does not grow
 with the number of classes (U-max, Implicit SGD, SCENT, augment and
 reduce, the stochastic bound) are reached through :class:`ExpertSolver`,
@@ -72,6 +72,11 @@ class ExpertSolver:
 
     def finalize(self):
         """Nothing pending: ``partial_fit`` leaves ``coef_`` exact."""
+
+    def end_fit(self):
+        """The fit is over: the expert's W stored feature-major, in place,
+        as prediction reads it fastest (its next pass turns it back)."""
+        self.estimator._feature_major()
 
     def snapshot(self, into=None):
         """A copy of the expert (``into`` is not used)."""

@@ -417,6 +417,7 @@ class SoftmaxClassifier(SoftmaxPredictionMixin, ClassifierMixin, BaseEstimator):
         # partial_fit centres its dense rows by the same means
         self._row_shift = shift
         self.eta0_ = float(self._solver.eta)
+        self._solver.end_fit()
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)

@@ -44,6 +44,7 @@ from ._prediction import SoftmaxPredictionMixin
 from ._sgd_schedule import schedule_options
 from ._shared._adagrad import make_adagrad
 from ._shared._random import RandomState
+from ._shared._transpose import transpose_in_place
 from .exceptions import DivergenceError
 
 
@@ -92,6 +93,31 @@ class TrainingState:
         if self.averaging is None:
             return self.coef, self.intercept
         return self.averaging.exposed(self.coef, self.intercept)
+
+    def feature_major(self, n_threads=1):
+        """Store the iterate feature-major, (D, K) in memory, in place:
+        prediction reads a few feature columns of every class, which this
+        layout keeps contiguous (``_shared/_transpose``). An averaged
+        model, whose exposed weights are the running mean, stays as it is.
+        Returns whether the layout changed."""
+        coef = self.coef
+        if (
+            self.averaging is not None
+            or min(coef.shape) < 2
+            or not coef.flags.c_contiguous
+        ):
+            return False
+        self.coef = transpose_in_place(coef, n_threads).T
+        return True
+
+    def class_major(self, n_threads=1):
+        """Store the iterate class-major, (K, D) C-contiguous, in place, as
+        the training kernels read it (undoes ``feature_major``). Returns
+        whether the layout changed."""
+        if self.coef.flags.c_contiguous or not self.coef.flags.f_contiguous:
+            return False
+        self.coef = transpose_in_place(self.coef.T, n_threads)
+        return True
 
     def adopt_dtype(self, dtype):
         """Convert the weights to ``dtype`` (a warm start keeps the

@@ -10,7 +10,9 @@ Data and parameters
     CSR matrix behind one nogil interface) and ``_weight_matrix``
     (``WeightMatrix64/32``: W with one lazy global scale, lazy L2 decay,
     the running mean of the iterates for ``average=True``, and the
-    lock-free writes of threaded epochs).
+    lock-free writes of threaded epochs), ``_transpose`` (W turned
+    between class-major, as the sampled-class solvers train it, and
+    feature-major, as prediction reads it, in its own memory).
 
 Randomness
     ``_random`` (xoshiro256** seeded from ``random_state``, uniform and
