@@ -452,7 +452,8 @@ def prediction(args, out_path):
     say("limit s: the larger of (multiply-adds) / (FMA rate x n_jobs) and "
         "(bytes of W the rows use, W read once) / (one thread's read "
         "bandwidth); a row also takes K exps and a top-k update, which "
-        "the limit leaves out.")
+        "the limit leaves out. For transpose_in_place: reading and "
+        "writing W once at that bandwidth.")
     out.write_text("\n".join(lines) + "\n")
     print(f"wrote {out}")
 
