@@ -38,7 +38,8 @@ does, and enforces no target.
 100,000 classes (issue 60, item 4): calls 2 to 9 after a first call, which
 include the calls the runaway check scores (2, 4 and 8); the target is
 the largest and the median of those calls at 100,000 classes within 1.5x
-of the same call at 10,000.
+of the same call at 10,000. It writes and frees 3 GB first, as
+``--first-call`` does.
 
 ``--floor`` adds what the 100,000-class call cannot avoid, measured apart:
 the first write to W's 0.8 GB (the OS zeroes each page it backs) and one
@@ -223,6 +224,12 @@ def expert_call_seconds(Est, n_classes):
 
 
 def main_expert_calls(quick=False):
+    # as for the first call: the host's first backing of the process's
+    # pages (about 4 s per GB here) lands before the timed calls, not on
+    # whichever call first touches new memory (SCENT's momentum rows,
+    # first written as classes first move)
+    warm = np.ones((2**20 if quick else 3 * 2**30) // 8)
+    del warm
     checks = []
     print(
         f"calls 2..{EXPERT_CALLS + 1} of {EXPERT_ROWS:,} rows (CPU ms; the "

@@ -29,6 +29,8 @@ The class-frequency sampler's table is rebuilt from the grown counts (a
 new ``_class_count_version``).
 """
 
+import mmap
+
 import numpy as np
 from sklearn.utils.multiclass import unique_labels
 
@@ -36,6 +38,26 @@ ALLOW_NEW_CLASSES_CONSTRAINT = {"allow_new_classes": ["boolean"]}
 
 # the smallest buffer a growth allocates, in classes
 _MIN_CAPACITY = 8
+
+
+def lazy_zeros(shape, dtype):
+    """Zeros whose memory the OS backs a small page at a time, when first
+    written: room for rows that are used one by one, or never.
+
+    NumPy asks for transparent huge pages on large arrays; the first write
+    to one of them then zeroes 2 MB (and may compact memory to find it):
+    at 100,000 classes of 1,000 float64 features, SCENT's momentum rows,
+    first written as classes first move, cost a 20,000-row call up to 1.8x
+    its 10,000-class figure that way (``bench_partial_fit.py
+    --expert-calls``). An anonymous mapping advised against huge pages
+    (Linux; elsewhere ``np.zeros``) backs 4 KB at each first write."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape)) * dtype.itemsize
+    if nbytes < 2**22 or not hasattr(mmap, "MADV_NOHUGEPAGE"):
+        return np.zeros(shape, dtype=dtype)
+    region = mmap.mmap(-1, nbytes)
+    region.madvise(mmap.MADV_NOHUGEPAGE)
+    return np.ndarray(shape, dtype=dtype, buffer=region)
 
 
 def grow_rows(array, n_rows, fill=0, capacity=0):
@@ -72,9 +94,11 @@ def grow_rows(array, n_rows, fill=0, capacity=0):
         # their pages zeroed when first written), else written; the spare
         # rows are mapped when first used
         zero = np.isscalar(fill) and fill == 0
-        buf = (np.zeros if zero else np.empty)(
-            (capacity,) + array.shape[1:], dtype=array.dtype
-        )
+        shape = (capacity,) + array.shape[1:]
+        if zero and capacity > n_rows:
+            buf = lazy_zeros(shape, array.dtype)
+        else:
+            buf = (np.zeros if zero else np.empty)(shape, dtype=array.dtype)
         buf[:n_old] = array
     else:
         zero = False  # a reused buffer's spare rows may hold anything

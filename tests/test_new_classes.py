@@ -335,6 +335,23 @@ def test_grow_rows_reference():
         grow_rows(c, 2)
 
 
+def test_grow_rows_with_room_for_every_class_keeps_one_zero_buffer():
+    """A large capacity (SCENT's momentum rows: room for every class, on a
+    mapping backed as rows are written) starts at zero, grows in place
+    until full and pickles as an ordinary array."""
+    a = np.empty((0, 1000))
+    b = grow_rows(a, 3, capacity=10_000)  # 80 MB of room
+    assert b.base.shape == (10_000, 1000) and b.flags.writeable
+    assert_array_equal(b, 0.0)
+    b[:] = 1.0
+    c = grow_rows(b, 9_000, capacity=10_000)
+    assert c.base is b.base and c.flags.c_contiguous
+    assert_array_equal(c[:3], 1.0)
+    assert_array_equal(c[3:], 0.0)
+    d = pickle.loads(pickle.dumps(c))
+    assert_array_equal(d, c)
+
+
 @pytest.mark.parametrize("name", ["umax-avg", "sampled", "softmax-exact"])
 def test_skops_round_trip_then_grow(problem, name):
     """Loaded by skops (which need not keep coef_ and the running mean the
