@@ -173,7 +173,10 @@ def weigh_stream_rows(estimator, y_enc, sample_weight, first):
     total, n_seen = estimator._label_weight_seen
     unseen = sums[y_enc] == 0
     np.add.at(sums, y_enc, sample_weight)
-    n_seen += np.unique(y_enc[unseen & (sums[y_enc] > 0)]).shape[0]
+    # the classes first seen in this call, counted without sorting: the
+    # weights of such a class's rows over its new sum add up to 1
+    new = unseen & (sums[y_enc] > 0)
+    n_seen += round(float(np.sum(sample_weight[new] / sums[y_enc[new]])))
     total += float(sample_weight.sum())
     estimator._label_weight_seen = (total, n_seen)
     class_weight = estimator.class_weight

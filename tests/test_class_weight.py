@@ -151,6 +151,8 @@ def test_stream_weights_with_fractional_sample_weights():
     rng = np.random.RandomState(0)
     y = rng.choice(6, size=900, p=[0.5, 0.2, 0.15, 0.1, 0.04, 0.01])
     sw = rng.uniform(0.0, 3.0, size=900)
+    sw[y == 5] = 0.0  # a class whose rows all weigh nothing
+    sw[::11] = 0.0
 
     class Stream:
         classes_ = np.arange(6)
@@ -159,11 +161,16 @@ def test_stream_weights_with_fractional_sample_weights():
     est = Stream()
     for k, rows in enumerate(np.array_split(np.arange(900), 7)):
         out = weigh_stream_rows(est, y[rows], sw[rows], k == 0)
-        so_far = np.unique(y[: rows[-1] + 1])
-        expected = compute_class_weight(
-            "balanced", classes=so_far, y=y[: rows[-1] + 1],
-            sample_weight=sw[: rows[-1] + 1],
-        )[np.searchsorted(so_far, y[rows])] * sw[rows]  # fmt: skip
+        live = sw[: rows[-1] + 1] > 0
+        so_far = np.unique(y[: rows[-1] + 1][live])
+        # the classes seen so far: those with a row of positive weight
+        assert est._label_weight_seen[1] == so_far.shape[0]
+        per_class = np.ones(6)  # (a class not seen: rows of weight 0)
+        per_class[so_far] = compute_class_weight(
+            "balanced", classes=so_far, y=y[: rows[-1] + 1][live],
+            sample_weight=sw[: rows[-1] + 1][live],
+        )
+        expected = per_class[y[rows]] * sw[rows]
         assert_allclose(out, expected, rtol=1e-14)
 
 
