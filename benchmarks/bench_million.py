@@ -43,7 +43,7 @@ Written to ``results/million_prediction.md``.
 ``--first-call`` times the first ``SoftmaxClassifier().partial_fit`` on
 the training rows (``classes`` given: the choice of solver, W's
 allocation and first writes, one pass) against a second call over the
-same rows, with peak RSS against X + W; 3 GB are written and freed
+same rows, with peak RSS against X + W; 3 GiB are written and freed
 first (the host's first backing of a process's pages is a cost of the
 machine, see ``bench_partial_fit.py``). Written to
 ``results/million_first_call.md``.
@@ -493,7 +493,8 @@ def first_call(args, out_path):
     xw = x_bytes(X) + K * D * 4
     # the host's first backing of pages this process never had (about
     # 4 s per GB on the machines measured) lands here, not on the call
-    warm = np.ones(2**20 if args.quick else 3 * 2**30 // 8)
+    warm_bytes = 2**23 if args.quick else 3 * 2**30
+    warm = np.ones(warm_bytes // 8)
     del warm
     say(f"# The first partial_fit at {K:,} classes (issue 60, item 4)")
     say()
@@ -501,7 +502,7 @@ def first_call(args, out_path):
         sys.argv[1:]) + ".")
     say()
     say(f"Data: {note}; {X.shape[0]:,} rows, X + W {xw / 1e9:.3f} GB. "
-        "3 GB written and freed before the calls.")
+        f"{warm_bytes / 2**30:.3g} GiB written and freed before the calls.")
     say()
     say("| call | solver_ | CPU s | wall s | peak RSS GB | peak / (X + W) |")
     say("|---|---|---|---|---|---|")
