@@ -93,3 +93,24 @@ def test_fit_stores_w_feature_major_and_training_turns_it_back(make):
     twin.partial_fit(X[:300], y[:300])
     assert est.coef_.flags.c_contiguous
     assert_array_equal(est.coef_, twin.coef_)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_classes_added_after_fit_grow_the_class_major_w():
+    """allow_new_classes after a fit: W is turned back before it grows, and
+    the stream matches a twin whose W was never moved."""
+    X, y = _data()
+    old = y < 30
+
+    def make():
+        return SCENTClassifier(max_iter=2, random_state=0,
+                               allow_new_classes=True).fit(X[old], y[old])
+
+    est, twin = make(), make()
+    twin._state.coef = np.ascontiguousarray(twin._state.coef)
+    twin._expose()
+    for model in (est, twin):
+        model.partial_fit(X[~old][:100], y[~old][:100])
+        model.partial_fit(X[:300], y[:300])
+    assert est.coef_.shape == (40, X.shape[1])
+    assert_array_equal(est.coef_, twin.coef_)
