@@ -2,16 +2,16 @@
 
 :class:`SoftmaxClassifier` drives every solver through one small interface
 (``setup``, ``epoch``, ``finalize``, ``snapshot`` / ``restore``, ``eta``,
-``coef_view``, ``b`` and ``end_fit``). The exact-gradient solver (``_exact.py``)
-implements it directly; the methods whose cost per update does not grow
-with the number of classes (U-max, Implicit SGD, SCENT, augment and
-reduce, the stochastic bound) are reached through :class:`ExpertSolver`,
-which holds one of the expert estimators and makes one ``partial_fit``
-pass per epoch (its schedule then advances once per epoch, as it does in
-the expert's own ``fit``). The front door validates and encodes the rows
-once: the pass is the expert's ``_partial_fit_encoded``, the part of
-``partial_fit`` after validation, on class indices 0..K-1 (the expert's
-``classes_``).
+``coef_view``, ``b`` and ``end_fit``). The exact-gradient solver
+(``_exact.py``) implements it directly; the methods whose cost per update
+does not grow with the number of classes (U-max, Implicit SGD, SCENT,
+augment and reduce, the stochastic bound) are reached through
+:class:`ExpertSolver`, which holds one of the expert estimators and makes
+one ``partial_fit`` pass per epoch (its schedule then advances once per
+epoch, as it does in the expert's own ``fit``). The front door validates
+and encodes the rows once: the pass is the expert's
+``_partial_fit_encoded``, the part of ``partial_fit`` after validation, on
+class indices 0..K-1 (the expert's ``classes_``).
 """
 
 import copy

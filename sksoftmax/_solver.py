@@ -105,6 +105,7 @@ class TrainingState:
             self.averaging is not None
             or min(coef.shape) < 2
             or not coef.flags.c_contiguous
+            or not coef.flags.writeable
         ):
             return False
         self.coef = transpose_in_place(coef, n_threads).T
@@ -116,7 +117,11 @@ class TrainingState:
         whether the layout changed."""
         if self.coef.flags.c_contiguous or not self.coef.flags.f_contiguous:
             return False
-        self.coef = transpose_in_place(self.coef.T, n_threads)
+        if not self.coef.flags.writeable:
+            # (a model loaded read-only, e.g. memory-mapped): a copy
+            self.coef = np.ascontiguousarray(self.coef)
+        else:
+            self.coef = transpose_in_place(self.coef.T, n_threads)
         return True
 
     def adopt_dtype(self, dtype):

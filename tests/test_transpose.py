@@ -114,3 +114,20 @@ def test_classes_added_after_fit_grow_the_class_major_w():
         model.partial_fit(X[:300], y[:300])
     assert est.coef_.shape == (40, X.shape[1])
     assert_array_equal(est.coef_, twin.coef_)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_a_read_only_w_is_copied_not_moved():
+    """A W that cannot be written (a model loaded memory-mapped, say) is
+    neither transposed at the end of a fit nor in place before a further
+    call: the call trains on a copy."""
+    X, y = _data()
+    est = SCENTClassifier(max_iter=2, random_state=0).fit(X, y)
+    coef = est.coef_.copy()
+    est._state.coef.flags.writeable = False
+    est.partial_fit(X[:300], y[:300])
+    assert est.coef_.flags.c_contiguous and est.coef_.flags.writeable
+    twin = SCENTClassifier(max_iter=2, random_state=0).fit(X, y)
+    assert_array_equal(twin.coef_, coef)
+    twin.partial_fit(X[:300], y[:300])
+    assert_array_equal(est.coef_, twin.coef_)
