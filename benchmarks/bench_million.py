@@ -132,6 +132,27 @@ class Measure:
         return False
 
 
+class Report:
+    """Lines printed as they come and written to a results file at the
+    end: ``path`` if given, else ``RESULTS / f"{stem}.md"`` at a million
+    classes, ``f"{stem}_{K}.md"`` otherwise."""
+
+    def __init__(self, path, stem, n_classes):
+        self.out = Path(path) if path else RESULTS / (
+            f"{stem}.md" if n_classes == 1_000_000
+            else f"{stem}_{n_classes}.md"
+        )
+        self.lines = []
+
+    def say(self, text=""):
+        print(text, flush=True)
+        self.lines.append(text)
+
+    def write(self):
+        self.out.write_text("\n".join(self.lines) + "\n")
+        print(f"wrote {self.out}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n-classes", type=int, default=1_000_000)
@@ -174,14 +195,8 @@ def main():
 
         _solver_choice.available_memory = lambda: int(args.memory_gib * 2**30)
     K, D = args.n_classes, args.n_features
-    out = Path(args.out) if args.out else RESULTS / (
-        "million.md" if K == 1_000_000 else f"million_{K}.md"
-    )
-    lines = []
-
-    def say(text=""):
-        print(text, flush=True)
-        lines.append(text)
+    report = Report(args.out, "million", K)
+    say = report.say
 
     start = time.perf_counter()
     X, y, X_test, y_test, note = make_data(
@@ -307,8 +322,7 @@ def main():
         + ", ".join(f"{s:.1f}" for s in scoring)
     )
     say(f"Whole run {time.perf_counter() - start:.0f} s.")
-    out.write_text("\n".join(lines) + "\n")
-    print(f"wrote {out}")
+    report.write()
 
 
 def machine_limits():
@@ -380,15 +394,8 @@ def random_model(K, D, layout, seed=0):
 def prediction(args, out_path):
     """The ``--prediction`` section (see the module's docstring)."""
     K, D, n = args.n_classes, args.n_features, args.test_rows
-    out = Path(out_path) if out_path else RESULTS / (
-        "million_prediction.md" if K == 1_000_000
-        else f"million_prediction_{K}.md"
-    )
-    lines = []
-
-    def say(text=""):
-        print(text, flush=True)
-        lines.append(text)
+    report = Report(out_path, "million_prediction", K)
+    say = report.say
 
     bandwidth, fma = machine_limits()
     X, y, X_test, y_test, note = make_data(
@@ -470,8 +477,7 @@ def prediction(args, out_path):
         "bandwidth); a row also takes K exps and a top-k update, which "
         "the limit leaves out. For transpose_in_place: reading and "
         "writing W once at that bandwidth.")
-    out.write_text("\n".join(lines) + "\n")
-    print(f"wrote {out}")
+    report.write()
 
 
 def first_call(args, out_path):
@@ -479,15 +485,8 @@ def first_call(args, out_path):
     from sksoftmax import SoftmaxClassifier
 
     K, D = args.n_classes, args.n_features
-    out = Path(out_path) if out_path else RESULTS / (
-        "million_first_call.md" if K == 1_000_000
-        else f"million_first_call_{K}.md"
-    )
-    lines = []
-
-    def say(text=""):
-        print(text, flush=True)
-        lines.append(text)
+    report = Report(out_path, "million_first_call", K)
+    say = report.say
 
     X, y, _, _, note = make_data(K, D, args.rows_per_class, 10)
     xw = x_bytes(X) + K * D * 4
@@ -518,8 +517,7 @@ def first_call(args, out_path):
     say()
     say(f"First call / second call: {cpu[0] / cpu[1]:.2f}x CPU (target: at "
         "most 1.5x).")
-    out.write_text("\n".join(lines) + "\n")
-    print(f"wrote {out}")
+    report.write()
 
 
 def relayout(est, say, xw, bandwidth):
