@@ -112,6 +112,12 @@ def make_data(n_classes, n_features, rows_per_class, n_test, seed=0):
     return X_train, y_train, X_test, y_test, note
 
 
+def command_line():
+    """'Command: python benchmarks/bench_million.py --flags.'"""
+    words = ["python", "benchmarks/bench_million.py", *sys.argv[1:]]
+    return "Command: " + " ".join(words) + "."
+
+
 def x_bytes(X):
     return X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
 
@@ -206,8 +212,7 @@ def main():
     xw = x_bytes(X) + w_bytes
     say(f"# {K:,} classes on one machine (issue 34, item 5)")
     say()
-    say("Command: python benchmarks/bench_million.py " + " ".join(
-        sys.argv[1:]) + ".")
+    say(command_line())
     say()
     say(f"Data: {note} ({time.perf_counter() - start:.0f} s to make).")
     say(
@@ -463,8 +468,7 @@ def prediction(args, out_path):
     say(f"# Prediction at {K:,} classes, D = {D:,} (issue 60, items 1 "
         "and 3)")
     say()
-    say("Command: python benchmarks/bench_million.py " + " ".join(
-        sys.argv[1:]) + ".")
+    say(command_line())
     say()
     say(f"Model: random float32 weights, W {w_bytes / 1e9:.3f} GB. X + W "
         f"{xw / 1e9:.3f} GB (X: the {note.split(';')[0]} training rows "
@@ -547,8 +551,7 @@ def first_call(args, out_path):
     del warm
     say(f"# The first partial_fit at {K:,} classes (issue 60, item 4)")
     say()
-    say("Command: python benchmarks/bench_million.py " + " ".join(
-        sys.argv[1:]) + ".")
+    say(command_line())
     say()
     say(f"Data: {note}; {X.shape[0]:,} rows, X + W {xw / 1e9:.3f} GB. "
         f"{warm_bytes / 2**30:.3g} GiB written and freed before the calls.")
