@@ -9,8 +9,12 @@ rows, then a fresh estimator's ``partial_fit`` of one batch with
 ``_harness._reset_peak_rss``) and its ratio to the bytes of X (the
 training rows) plus W; the target is at most 1.3. The fit's epochs are
 listed (seconds of the epoch, of the held-out scoring after it, held-out
-log-loss), so that no pass costing more than one epoch goes unseen; the
-test log-loss is printed beside the class prior's.
+log-loss, and its paired change with its z on the epoch before and on
+``n_iter_no_change`` epochs before: whether it still improved beyond
+the held-out rows' noise), so that no pass costing more than one epoch
+goes unseen, with the epoch whose held-out loss first came within 0.5%
+of the returned model's; the test log-loss is printed beside the class
+prior's.
 
 The data: ``make_softmax_classification(n_features=2048, density=0.01,
 dtype=float32)`` with about ``--rows-per-class`` rows per class; the
@@ -48,7 +52,7 @@ first (the host's first backing of a process's pages is a cost of the
 machine, see ``bench_partial_fit.py``). Written to
 ``results/million_first_call.md``.
 
-Usage (about 40 minutes on 2 cores; needs about 11 GB free)::
+Usage (about 35 minutes on 2 cores; needs about 11 GB free)::
 
     nice -n 10 python benchmarks/bench_million.py
     python benchmarks/bench_million.py --n-classes 100000   # a rehearsal
