@@ -249,16 +249,16 @@ def main():
 
     params = {} if args.max_iter is None else {"max_iter": args.max_iter}
     clf = SoftmaxClassifier(random_state=0, verbose=1, **params)
-    # the fit's own figures: seconds of each held-out scoring, and its
-    # per-row losses with their weights (the paired changes below)
-    scoring, row_losses = [], []
+    # the fit's own figures: seconds of each held-out scoring, and the
+    # last one's per-row losses with their weights (the paired changes)
+    scoring, last_rows = [], [None]
     held_out_losses = clf._held_out_losses
 
     def timed(held_out):
         t = time.perf_counter()
         value = held_out_losses(held_out)
         scoring.append(time.perf_counter() - t)
-        row_losses.append((np.array(value), held_out[2]))
+        last_rows[0] = (np.array(value), held_out[2])
         return value
 
     clf._held_out_losses = timed
@@ -270,7 +270,7 @@ def main():
     def on_epoch(est):
         epochs.append(time.perf_counter())
         if len(est.validation_loss_ or []) > len(epoch_rows):
-            epoch_rows.append(row_losses[-1])
+            epoch_rows.append(last_rows[0])
 
     clf._epoch_callback = on_epoch
     with Measure() as m:
@@ -323,22 +323,20 @@ def main():
         + "."
     )
     say()
-    # per epoch: wall seconds between ends minus the held-out scoring
+    # per epoch: wall seconds between ends (the held-out scoring included)
     ends = np.diff(np.r_[t0, epochs])
-    after = epoch_rows
-    window = n_iter_no_change
     say(
         "| epoch | wall s (epoch end to epoch end) | held-out log-loss | "
         "change on the epoch before (paired z) | change on "
-        f"{window} epochs before (paired z) |"
+        f"{n_iter_no_change} epochs before (paired z) |"
     )
     say("|---|---|---|---|---|")
     for i, s in enumerate(ends):
         cells = [f"{curve[i]:.4f}" if i < len(curve) else "(refit)"]
-        for lag in (1, window):
+        for lag in (1, n_iter_no_change):
             cells.append(
-                paired_change(after[i], after[i - lag])
-                if lag <= i < len(after) else ""
+                paired_change(epoch_rows[i], epoch_rows[i - lag])
+                if lag <= i < len(epoch_rows) else ""
             )
         say(f"| {i + 1} | {s:.1f} | " + " | ".join(cells) + " |")
     say()
